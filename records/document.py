@@ -1,0 +1,163 @@
+"""Plain data describing one parsed member report.
+
+The parser (`records.parsing`) produces a `ParsedReport`; validation
+(`records.validation`), the ORM layer (`records.services`) and the result
+renderer consume it. Nothing here touches the database. Line numbers are
+1-based line numbers in the original text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A contiguous slice of the original text.
+
+    Concatenating every segment's `text`, in order, gives back the original
+    text exactly (the lossless property).
+    """
+
+    kind: str  # "front_matter", "heading", "text", "declaration", "annotation", "table", "quotation", "fence", "blank", ...
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    level: int  # 1..6 for Markdown headings; inferred level for plain-text headings
+    line_start: int
+    line_end: int  # inclusive
+
+
+@dataclass(frozen=True)
+class Field:
+    """A labelled field inside a declaration or annotation (`Label: value`)."""
+
+    label: str
+    value: str
+    line: int
+    bullet: bool = False  # written as an unindented `- Label:` / `• Label:` bullet
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    source_id: str  # SRC-n
+    columns: tuple[tuple[str, str], ...]  # (column header, cell) in table order
+    line: int
+
+    @property
+    def revision(self) -> str:
+        for header, cell in self.columns:
+            if header.strip().lower() == "revision":
+                return cell.strip()
+        return ""
+
+
+@dataclass(frozen=True)
+class Reference:
+    record_id: str
+    line: int
+
+
+@dataclass(frozen=True)
+class RangeReference:
+    """`RTE-1..3`, `RTE-1–3`, `SRC-1–3`: detected and reported, never expanded."""
+
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Declaration:
+    record_id: str
+    kind: str  # CMP, OBJ, RTE, CLM, ABS, BAP
+    prefix: str  # "RT", "MEM", "EPI" or "" for bare IDs
+    label: str
+    text: str  # the record's original text, exactly as written (heading/leading line to end of its region)
+    body: str  # text after the label
+    fields: tuple[Field, ...]
+    line_start: int
+    line_end: int  # inclusive
+    form: str  # "heading", "line", "id-line", "bold", "table"
+    references: tuple[Reference, ...] = ()
+    part_of: tuple[str, ...] = ()  # every `Part of:` value seen in the declaration
+
+
+@dataclass(frozen=True)
+class Annotation:
+    target: str  # the annotated record ID
+    label: str
+    text: str
+    body: str
+    fields: tuple[Field, ...]
+    line_start: int
+    line_end: int
+    references: tuple[Reference, ...] = ()
+
+
+@dataclass(frozen=True)
+class IntegrationIssue:
+    index: int  # 1-based position in the member's Integration issues section
+    text: str  # the bullet's text, marker excluded
+    line: int
+    references: tuple[str, ...] = ()  # full record IDs it names, in order, without duplicates
+
+
+@dataclass(frozen=True)
+class MappingStatement:
+    source: str  # the proposal (member record ID)
+    target: str  # the canonical record ID ("" when none)
+    disposition: str  # "mapped" for `A → B` lists; the table's disposition cell otherwise
+    line: int
+    form: str  # "list" or "table"
+
+
+@dataclass(frozen=True)
+class Amendment:
+    kind: str  # "amendment" or "unresolved-conflict"
+    text: str  # the paragraph after the `Amendment:` / `Unresolved conflict:` label
+    line: int
+    references: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Quotation:
+    text: str  # the quoted body, without the anchor
+    path: str
+    lines: str  # "12-30" or ""
+    commit: str  # "" when the anchor names no commit
+    line: int
+
+
+@dataclass(frozen=True)
+class ParsedReport:
+    text: str
+    segments: tuple[Segment, ...]
+    front_matter: dict = field(default_factory=dict)
+    front_matter_error: str = ""
+    title: str = ""
+    doc_type: str = ""  # front matter `type` or the plain-text `Type:` line
+    generation: str = "slug"  # "bare-numbered", "prefixed-numbered", "slug"
+    sections: tuple[Section, ...] = ()
+    sources: tuple[SourceRow, ...] = ()
+    declarations: tuple[Declaration, ...] = ()
+    annotations: tuple[Annotation, ...] = ()
+    integration_issues: tuple[IntegrationIssue, ...] = ()
+    mappings: tuple[MappingStatement, ...] = ()
+    amendments: tuple[Amendment, ...] = ()
+    quotations: tuple[Quotation, ...] = ()
+    references: tuple[Reference, ...] = ()  # every full record ID in prose, quotations and fences excluded
+    ranges: tuple[RangeReference, ...] = ()
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "declarations": len(self.declarations),
+            "annotations": len(self.annotations),
+            "integration_issues": len(self.integration_issues),
+            "sources": len(self.sources),
+            "mappings": len(self.mappings),
+            "quotations": len(self.quotations),
+            "references": len(self.references),
+        }
