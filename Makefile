@@ -1,0 +1,32 @@
+# Two commands: `make run` and `make test` (see README.md).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/aas_review
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
+
+.PHONY: run test install bench worker
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+# The app with the demo runs. With DATABASE_URL/REDIS_URL set: PostgreSQL, Redis and a
+# worker process; without: SQLite under var/ and tasks run in process.
+run: install
+	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
+	DEBUG=$${DEBUG:-1} $(PY) manage.py load_demo
+	DEBUG=$${DEBUG:-1} PORT=$(PORT) $(PY) manage.py serve_demo
+
+# The whole suite against PostgreSQL and Redis, with a real worker for the tests that need one.
+test: install
+	DEBUG=1 DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} \
+		$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: install
+	DEBUG=1 $(PY) bench/benchmark.py

@@ -1,0 +1,21 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from reviews import views as review_views
+
+urlpatterns = [
+    path("login/", auth_views.LoginView.as_view(template_name="reviews/login.html"), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("healthz", review_views.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[]), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[]), name="api-docs"),
+    path("api/", include("reviews.api_urls")),
+    path("api/", include("records.api_urls")),
+    path("api/", include("reconcile.api_urls")),
+    path("", include("reviews.urls")),
+    path("", include("records.urls")),
+    path("", include("reconcile.urls")),
+]

@@ -1,0 +1,152 @@
+from django.db import models
+from django.utils import timezone
+
+from records.models import IntegrationIssue, Record
+from reviews.models import Run
+
+
+class KindCounter(models.Model):
+    """The next canonical number per kind in a run: only ever increases (never reused)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="kind_counters")
+    kind = models.CharField(max_length=3)
+    last_number = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "kind"], name="one_counter_per_kind")]
+
+
+class CanonicalRecord(models.Model):
+    """A record of the run's shared set (DESIGN.md §2)."""
+
+    class Origin(models.TextChoices):
+        RUNTIME = "runtime", "seeded by the runtime member"
+        RESULT = "result", "seeded by an imported result"
+        MAPPING = "mapping", "entered through an accepted new mapping"
+
+    class State(models.TextChoices):
+        ACTIVE = "active"
+        REJECTED = "rejected"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="canonical_records")
+    canonical_id = models.CharField(max_length=120)
+    kind = models.CharField(max_length=3)
+    number = models.PositiveIntegerField(null=True, blank=True)
+    label = models.TextField(blank=True)
+    text = models.TextField(blank=True)
+    origin = models.CharField(max_length=10, choices=Origin.choices)
+    source_record_id = models.CharField(max_length=120, blank=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.ACTIVE)
+    rationale = models.TextField(blank=True)
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run_id", "kind", "number", "canonical_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "canonical_id"], name="canonical_id_unique_per_run"),
+            models.UniqueConstraint(fields=["run", "kind", "number"], name="canonical_number_unique_per_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return self.canonical_id
+
+
+class Decidable(models.Model):
+    """What every decidable item carries: state, optimistic-lock version, the decision's provenance."""
+
+    class State(models.TextChoices):
+        PROPOSED = "proposed"
+        ACCEPTED = "accepted"
+        REJECTED = "rejected"
+        STALE = "stale"
+
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PROPOSED)
+    version = models.PositiveIntegerField(default=1)
+    rationale = models.TextField(blank=True)
+    decided_by = models.CharField(max_length=200, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    # The bytes and record content the decision was made on (DESIGN.md §2, issue 5).
+    decided_member_sha256 = models.CharField(max_length=64, blank=True)
+    decided_content_sha256 = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        abstract = True
+
+    DECISION_FIELDS = ["state", "version", "rationale", "decided_by", "decided_at",
+                       "decided_member_sha256", "decided_content_sha256"]
+
+    @property
+    def is_open(self) -> bool:
+        return self.state in (self.State.PROPOSED, self.State.STALE)
+
+
+class Mapping(Decidable):
+    class Relation(models.TextChoices):
+        SAME = "same"
+        NEW = "new"
+        PART_OF = "part-of"
+        SUPERSEDES = "supersedes"
+        NO_COUNTERPART = "no-counterpart"
+
+    class Origin(models.TextChoices):
+        AGENT = "agent"
+        RECONCILIATION = "reconciliation"
+        SUGGESTED = "suggested"
+        RESULT = "result"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="mappings")
+    source = models.CharField(max_length=120, help_text="The member record ID")
+    source_record = models.ForeignKey(Record, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    relation = models.CharField(max_length=20, choices=Relation.choices)
+    target = models.CharField(max_length=120, blank=True)
+    origin = models.CharField(max_length=20, choices=Origin.choices)
+    score = models.FloatField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    proposed_by = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run_id", "source", "id"]
+        indexes = [models.Index(fields=["run", "state"]), models.Index(fields=["run", "source"])]
+
+    def __str__(self) -> str:
+        return f"{self.source} {self.relation} {self.target or '∅'}"
+
+
+class IssueDecision(Decidable):
+    """The reviewer's decision on one integration issue of one member version."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="issue_decisions")
+    issue = models.OneToOneField(IntegrationIssue, on_delete=models.CASCADE, related_name="decision")
+
+    class Meta:
+        ordering = ["run_id", "issue_id"]
+        indexes = [models.Index(fields=["run", "state"])]
+
+
+class Approval(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="approvals")
+    note = models.TextField()
+    approved_by = models.CharField(max_length=200)
+    approved_at = models.DateTimeField(default=timezone.now)
+    manifest_sha256 = models.CharField(max_length=64)
+    manifest = models.TextField()
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+    withdrawn_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-approved_at", "-id"]
+
+
+class Result(models.Model):
+    """The final result of a run: stored once, never changed."""
+
+    run = models.OneToOneField(Run, on_delete=models.PROTECT, related_name="result")
+    approval = models.ForeignKey(Approval, on_delete=models.PROTECT, related_name="+")
+    markdown = models.TextField()
+    data = models.JSONField()
+    sha256 = models.CharField(max_length=64)
+    manifest_sha256 = models.CharField(max_length=64)
+    manifest = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)

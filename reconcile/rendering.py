@@ -1,0 +1,671 @@
+"""Render a run's final result (DESIGN §7) from plain data.
+
+Pure: no ORM, no Django, no clock. The caller (the finalization service)
+gathers everything into a `ResultInput` and stores the returned text beside
+its SHA-256; the digest is never written into the text itself.
+
+Determinism: the same `ResultInput` always gives the same bytes, and lists
+whose order carries no meaning (members, sources, canonical records,
+annotations, mappings, integration issues, amendments, conflicts, rejected
+items, checks, blockers) are sorted here, so the order in which a database
+query returned them does not matter. The order of a member's prose sections
+is the member's own and is kept.
+
+Round trip: the rendered text is meant to be read back by
+`records.parsing.parse_report` with the same canonical declarations and
+mapping statements. Therefore declarations appear only as `#### ID — label`
+headings inside `## Shared records`; accepted annotations sit under their
+record as `##### Annotation by <member> on <ID>` (a heading that starts with
+neither an ID nor `On`, so it declares and annotates nothing); the members'
+prose, which may hold headings and lines that start with record IDs, is
+carried verbatim only after Shared records, where nothing declares; and
+accepted mappings are written once, as a single `Mappings: A → B; …` line.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+RESULT_TYPE = "types/agentic-system-analysis-result.md"
+
+KIND_ORDER = ("CMP", "OBJ", "RTE", "CLM", "ABS", "BAP")
+KIND_HEADINGS = {
+    "CMP": "Components",
+    "OBJ": "Operative objects",
+    "RTE": "Routes",
+    "CLM": "Claims",
+    "ABS": "Evidenced absences",
+    "BAP": "Behavioral-authority paths",
+}
+PREFIX_ORDER = ("", "RT", "MEM", "EPI")
+ROLE_ORDER = (
+    "overview",
+    "boundary",
+    "runtime",
+    "memory",
+    "workflow",
+    "epistemic",
+    "memory-profile",
+    "reconciliation",
+    "synthesis",
+    "verification",
+    "result",
+)
+DECISION_WORDS = {"accept": "accepted", "reject": "rejected"}
+
+_RECORD_ID = re.compile(
+    r"^(?:(?P<prefix>[A-Z]+)-)?(?P<kind>CMP|OBJ|RTE|CLM|ABS|BAP)-(?P<tail>[0-9]+|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*)$"
+)
+_SOURCE_ID = re.compile(r"^SRC-(?P<number>[0-9]+)$")
+_WHITESPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class MemberEntry:
+    """One member report version that the result rests on.
+
+    `prose_sections` are (title, text) pairs in the member's own order; the
+    text is carried verbatim.
+    """
+
+    name: str  # file name, e.g. "memory.md"
+    role: str
+    version: int
+    sha256: str
+    boundary_text: str = ""
+    prose_sections: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "prose_sections", tuple((str(t), str(x)) for t, x in self.prose_sections)
+        )
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """A Source register row; `columns` are (header, cell) pairs in table order.
+
+    A leading source-ID column, when present, is dropped: the ID is
+    `source_id`.
+    """
+
+    source_id: str
+    columns: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", tuple((str(h), str(c)) for h, c in self.columns))
+
+
+@dataclass(frozen=True)
+class AnnotationEntry:
+    member: str  # the member that wrote the annotation
+    target: str  # the record ID it was written on, as the member wrote it
+    text: str
+
+
+@dataclass(frozen=True)
+class CanonicalEntry:
+    canonical_id: str
+    kind: str  # CMP, OBJ, RTE, CLM, ABS, BAP
+    label: str
+    text: str  # the declaration's body, after its heading/label
+    annotations: tuple[AnnotationEntry, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "annotations", tuple(_as(AnnotationEntry, a) for a in self.annotations)
+        )
+
+
+@dataclass(frozen=True)
+class MappingEntry:
+    source: str  # member record ID
+    relation: str  # same, new, part-of, supersedes, no-counterpart
+    target: str  # canonical record ID, "" for no-counterpart
+
+
+@dataclass(frozen=True)
+class IssueDecision:
+    member: str
+    index: int  # 1-based position in the member's Integration issues section
+    text: str
+    decision: str  # "accept" or "reject"
+    rationale: str
+    decided_by: str
+
+
+@dataclass(frozen=True)
+class AmendmentDecision:
+    text: str  # the paragraph after `Amendment:`
+    decision: str  # "accept" or "reject"
+    rationale: str
+
+
+@dataclass(frozen=True)
+class RejectedItem:
+    item: str  # what was rejected, e.g. "mapping MEM-OBJ-2 → OBJ-3"
+    consequence: str  # what the result cannot say because of it
+    rationale: str = ""
+
+
+@dataclass(frozen=True)
+class Verification:
+    approval_note: str
+    approved_by: str
+    approved_at: str  # ISO 8601, supplied by the caller (never computed here)
+    errors: int
+    warnings: int
+    manifest_sha256: str
+    checks: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "checks", tuple(str(c) for c in self.checks))
+
+
+@dataclass(frozen=True)
+class ResultInput:
+    run_id: str
+    system: str
+    title: str
+    run_date: str
+    result_disposition: str
+    target_class: str
+    boundary_kind: str
+    reviewed_boundary: str
+    evidence_tier: str
+    analysis_cutoff: str
+    verification: Verification
+    memory_comparison: dict | None = None
+    members: tuple[MemberEntry, ...] = ()
+    sources: tuple[SourceEntry, ...] = ()
+    canonical_records: tuple[CanonicalEntry, ...] = ()
+    mappings: tuple[MappingEntry, ...] = ()
+    integration_issues: tuple[IssueDecision, ...] = ()
+    amendments: tuple[AmendmentDecision, ...] = ()
+    unresolved_conflicts: tuple[str, ...] = ()
+    rejected_items: tuple[RejectedItem, ...] = ()
+    blockers: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name, cls in (
+            ("members", MemberEntry),
+            ("sources", SourceEntry),
+            ("canonical_records", CanonicalEntry),
+            ("mappings", MappingEntry),
+            ("integration_issues", IssueDecision),
+            ("amendments", AmendmentDecision),
+            ("rejected_items", RejectedItem),
+        ):
+            object.__setattr__(self, name, tuple(_as(cls, item) for item in getattr(self, name)))
+        for name in ("unresolved_conflicts", "blockers"):
+            object.__setattr__(self, name, tuple(str(item) for item in getattr(self, name)))
+        object.__setattr__(self, "verification", _as(Verification, self.verification))
+
+
+def _as(cls: type, value: Any) -> Any:
+    """Accept either an instance or a plain mapping/sequence of its fields."""
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, dict):
+        return cls(**value)
+    return cls(*value)
+
+
+# --- ordering -------------------------------------------------------------
+
+
+def record_sort_key(record_id: str, kind: str = "") -> tuple:
+    """Kind order CMP OBJ RTE CLM ABS BAP, then prefix, then number or slug."""
+    match = _RECORD_ID.match(record_id)
+    if match is None:
+        kind_rank = KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+        return (kind_rank, len(PREFIX_ORDER), 2, 0, record_id)
+    found_kind = kind if kind in KIND_ORDER else match["kind"]
+    prefix = match["prefix"] or ""
+    prefix_rank = PREFIX_ORDER.index(prefix) if prefix in PREFIX_ORDER else len(PREFIX_ORDER)
+    tail = match["tail"]
+    if tail.isdigit():
+        return (KIND_ORDER.index(found_kind), prefix_rank, 0, int(tail), prefix)
+    return (KIND_ORDER.index(found_kind), prefix_rank, 1, 0, prefix + "-" + tail)
+
+
+def _source_sort_key(source: SourceEntry) -> tuple:
+    match = _SOURCE_ID.match(source.source_id)
+    if match is None:
+        return (1, 0, source.source_id, source.columns)
+    return (0, int(match["number"]), source.source_id, source.columns)
+
+
+def _member_sort_key(member: MemberEntry) -> tuple:
+    rank = ROLE_ORDER.index(member.role) if member.role in ROLE_ORDER else len(ROLE_ORDER)
+    return (rank, member.role, member.name, member.version, member.sha256)
+
+
+def _mapping_sort_key(mapping: MappingEntry) -> tuple:
+    return (
+        record_sort_key(mapping.target or mapping.source),
+        record_sort_key(mapping.source),
+        mapping.source,
+        mapping.relation,
+        mapping.target,
+    )
+
+
+def _sorted_members(data: ResultInput) -> list[MemberEntry]:
+    return sorted(data.members, key=_member_sort_key)
+
+
+def _sorted_records(data: ResultInput) -> list[CanonicalEntry]:
+    return sorted(
+        data.canonical_records,
+        key=lambda r: (record_sort_key(r.canonical_id, r.kind), r.canonical_id),
+    )
+
+
+def _sorted_annotations(record: CanonicalEntry) -> list[AnnotationEntry]:
+    return sorted(record.annotations, key=lambda a: (a.member, a.target, a.text))
+
+
+def _sorted_issues(data: ResultInput) -> list[IssueDecision]:
+    return sorted(data.integration_issues, key=lambda i: (i.member, i.index, i.text))
+
+
+def _sorted_amendments(data: ResultInput) -> list[AmendmentDecision]:
+    return sorted(data.amendments, key=lambda a: (a.text, a.decision, a.rationale))
+
+
+def _sorted_rejected(data: ResultInput) -> list[RejectedItem]:
+    return sorted(data.rejected_items, key=lambda r: (r.item, r.consequence, r.rationale))
+
+
+# --- text helpers ---------------------------------------------------------
+
+
+def _one_line(text: str) -> str:
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def _block(text: str) -> str:
+    """Verbatim text without the blank lines around it (they are ours to place)."""
+    return text.strip("\n")
+
+
+def escape_cell(text: str) -> str:
+    """A pipe-table cell: one line, `|` escaped."""
+    return _one_line(text).replace("\\|", "|").replace("|", "\\|")
+
+
+def _indent_continuation(text: str, indent: str = "  ") -> str:
+    lines = _block(text).split("\n")
+    return "\n".join([lines[0]] + [indent + line if line.strip() else "" for line in lines[1:]])
+
+
+def _decision_word(decision: str) -> str:
+    return DECISION_WORDS.get(decision, decision)
+
+
+def _role_title(role: str) -> str:
+    return role[:1].upper() + role[1:] if role else "Member"
+
+
+# --- front matter ---------------------------------------------------------
+
+
+def front_matter(data: ResultInput) -> dict:
+    """The §7 front matter keys, in §7's order."""
+    fields = {
+        "type": RESULT_TYPE,
+        "run-id": data.run_id,
+        "system": data.system,
+        "run-date": data.run_date,
+        "result-disposition": data.result_disposition,
+        "target-class": data.target_class,
+        "boundary-kind": data.boundary_kind,
+        "reviewed-boundary": data.reviewed_boundary,
+        "evidence-tier": data.evidence_tier,
+        "analysis-cutoff": data.analysis_cutoff,
+    }
+    if data.memory_comparison is not None:
+        fields["memory-comparison"] = data.memory_comparison
+    return fields
+
+
+# --- sections -------------------------------------------------------------
+
+
+def _run_identity(data: ResultInput) -> list[str]:
+    lines = [
+        f"Run ID: `{data.run_id}`. System: {data.system}. Run date: {data.run_date}.",
+        "",
+        "Member reports:",
+        "",
+    ]
+    members = _sorted_members(data)
+    if not members:
+        lines.append("- none")
+    for member in members:
+        lines.append(
+            f"- `{member.name}`: {member.role} report, version {member.version}, "
+            f"SHA-256 `{member.sha256}`"
+        )
+    return ["## Run identity", "\n".join(lines)]
+
+
+def _boundary(data: ResultInput) -> list[str]:
+    blocks = [
+        "## Boundary and evidence",
+        (
+            f"Target class: {data.target_class}. Boundary kind: {data.boundary_kind}. "
+            f"Reviewed boundary: commit `{data.reviewed_boundary}`. "
+            f"Evidence tier: {data.evidence_tier}. Analysis cutoff: {data.analysis_cutoff}. "
+            f"Result disposition: {data.result_disposition}."
+        ),
+    ]
+    for member in _sorted_members(data):
+        if member.boundary_text.strip():
+            blocks.append(f"### From the {member.role} report (`{member.name}`)")
+            blocks.append(_block(member.boundary_text))
+    return blocks
+
+
+def _source_headers(sources: list[SourceEntry]) -> list[str]:
+    headers: list[str] = []
+    seen: set[str] = set()
+    for source in sources:
+        for header, _cell in _source_cells(source):
+            key = _one_line(header).lower()
+            if key not in seen:
+                seen.add(key)
+                headers.append(_one_line(header))
+    return headers
+
+
+def _source_cells(source: SourceEntry) -> list[tuple[str, str]]:
+    cells = list(source.columns)
+    if cells and _one_line(cells[0][1]) == source.source_id and "source" in cells[0][0].lower():
+        cells = cells[1:]
+    return cells
+
+
+def _source_register(data: ResultInput) -> list[str]:
+    sources = sorted(data.sources, key=_source_sort_key)
+    if not sources:
+        return ["## Source register", "No sources registered."]
+    headers = _source_headers(sources)
+    rows = [
+        "| " + " | ".join(["source ID"] + [escape_cell(h) for h in headers]) + " |",
+        "|" + "---|" * (len(headers) + 1),
+    ]
+    for source in sources:
+        by_header = {}
+        for header, cell in _source_cells(source):
+            by_header.setdefault(_one_line(header).lower(), cell)
+        cells = [escape_cell(source.source_id)] + [
+            escape_cell(by_header.get(h.lower(), "")) for h in headers
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    return ["## Source register", "\n".join(rows)]
+
+
+def _shared_records(data: ResultInput) -> list[str]:
+    records = _sorted_records(data)
+    unknown = [r for r in records if _record_kind(r) not in KIND_ORDER]
+    if unknown:
+        raise ValueError(
+            "canonical records of unknown kind: " + ", ".join(r.canonical_id for r in unknown)
+        )
+    blocks = ["## Shared records"]
+    for kind in KIND_ORDER:
+        blocks.append(f"### {KIND_HEADINGS[kind]}")
+        of_kind = [r for r in records if _record_kind(r) == kind]
+        if not of_kind:
+            blocks.append("none declared in this result")
+        for record in of_kind:
+            label = _one_line(record.label)
+            blocks.append(f"#### {record.canonical_id} — {label}" if label else f"#### {record.canonical_id}")
+            if record.text.strip():
+                blocks.append(_block(record.text))
+            for annotation in _sorted_annotations(record):
+                blocks.append(f"##### Annotation by {annotation.member} on {annotation.target}")
+                if annotation.text.strip():
+                    blocks.append(_block(annotation.text))
+    return blocks
+
+
+def _record_kind(record: CanonicalEntry) -> str:
+    if record.kind:
+        return record.kind
+    match = _RECORD_ID.match(record.canonical_id)
+    return match["kind"] if match else ""
+
+
+def _member_prose(data: ResultInput) -> list[str]:
+    blocks: list[str] = []
+    for member in _sorted_members(data):
+        sections = [(t, x) for t, x in member.prose_sections if t.strip() or x.strip()]
+        if not sections:
+            continue
+        blocks.append(f"## {_role_title(member.role)} report (`{member.name}`)")
+        for title, text in sections:
+            if title.strip():
+                blocks.append(f"### {_one_line(title)}")
+            if text.strip():
+                blocks.append(_block(text))
+    return blocks
+
+
+def _mapping_line(mappings: list[MappingEntry]) -> str:
+    targeted = [m for m in mappings if m.target]
+    if not targeted:
+        return "Mappings: none."
+    return "Mappings: " + "; ".join(f"{m.source} → {m.target}" for m in targeted) + "."
+
+
+def _reconciliation(data: ResultInput) -> list[str]:
+    blocks = ["## Reconciliation"]
+    members = _sorted_members(data)
+    if members:
+        blocks.append(
+            "\n".join(f"- {m.name} SHA-256: {m.sha256} (verified)" for m in members)
+        )
+    blocks.append(
+        f"Run manifest SHA-256: {data.verification.manifest_sha256} (verified)"
+    )
+    mappings = sorted(data.mappings, key=_mapping_sort_key)
+    blocks.append(_mapping_line(mappings))
+    relations = [m for m in mappings if m.target and m.relation not in ("same", "new")]
+    if relations:
+        blocks.append(
+            "Mapping relations other than identity: "
+            + "; ".join(f"{m.source} {m.relation} {m.target}" for m in relations)
+            + "."
+        )
+    new = [m for m in mappings if m.target and m.relation == "new"]
+    if new:
+        blocks.append(
+            "Entered the shared set as new records: "
+            + "; ".join(f"{m.source} as {m.target}" for m in new)
+            + "."
+        )
+    without = [m for m in mappings if not m.target]
+    if without:
+        blocks.append(
+            "Without counterpart in the shared set: "
+            + "; ".join(m.source for m in without)
+            + "."
+        )
+
+    issues = _sorted_issues(data)
+    blocks.append("### Integration issue decisions")
+    if not issues:
+        blocks.append("No integration issues were raised.")
+    else:
+        accepted = sum(1 for i in issues if i.decision == "accept")
+        rejected = sum(1 for i in issues if i.decision == "reject")
+        blocks.append(
+            f"{len(issues)} integration issues decided: {accepted} accepted, {rejected} rejected."
+        )
+        items = []
+        for issue in issues:
+            items.append(
+                _indent_continuation(
+                    f"- {issue.member} issue {issue.index}, {_decision_word(issue.decision)}"
+                    f" by {issue.decided_by}: {_block(issue.text)}\n"
+                    f"Rationale: {_block(issue.rationale) or 'none given'}"
+                )
+            )
+        blocks.append("\n".join(items))
+
+    blocks.append("### Amendments")
+    amendments = _sorted_amendments(data)
+    if not amendments:
+        blocks.append("No amendments.")
+    for amendment in amendments:
+        blocks.append(f"Amendment: {_block(amendment.text)}")
+        blocks.append(
+            f"Amendment decision: {_decision_word(amendment.decision)}. "
+            f"Rationale: {_block(amendment.rationale) or 'none given'}"
+        )
+
+    blocks.append("### Unresolved conflicts")
+    conflicts = sorted(data.unresolved_conflicts)
+    if not conflicts:
+        blocks.append("No conflict remains unresolved.")
+    for conflict in conflicts:
+        blocks.append(f"Unresolved conflict: {_block(conflict)}")
+    return blocks
+
+
+def _limitations(data: ResultInput) -> list[str]:
+    items = []
+    for conflict in sorted(data.unresolved_conflicts):
+        items.append(_indent_continuation(f"- Carried unresolved: {_block(conflict)}"))
+    for rejected in _sorted_rejected(data):
+        line = f"- Rejected {_block(rejected.item)}: {_block(rejected.consequence)}"
+        if rejected.rationale.strip():
+            line += f"\nRationale: {_block(rejected.rationale)}"
+        items.append(_indent_continuation(line))
+    if not items:
+        return ["## Limitations", "No unresolved conflict and no rejected item limits this result."]
+    return ["## Limitations", "\n".join(items)]
+
+
+def _verification(data: ResultInput) -> list[str]:
+    v = data.verification
+    blocks = [
+        "## Verification and blockers",
+        "### Semantic verification",
+    ]
+    if v.approval_note.strip():
+        blocks.append(_block(v.approval_note))
+    blocks.append(f"Approved by {v.approved_by} at {v.approved_at}.")
+    blocks.append("### Deterministic validation")
+    checks = sorted(v.checks)
+    if checks:
+        blocks.append("Checks run:\n\n" + "\n".join(f"- {_one_line(c)}" for c in checks))
+    blocks.append(
+        f"Validation findings: {v.errors} errors, {v.warnings} warnings. "
+        f"Run manifest SHA-256 {v.manifest_sha256} verified against the stored member bytes."
+    )
+    blocks.append("### Blockers")
+    blockers = sorted(b for b in data.blockers if b.strip())
+    if not blockers:
+        blocks.append("none")
+    else:
+        blocks.append("\n".join(_indent_continuation(f"- {_block(b)}") for b in blockers))
+    return blocks
+
+
+def render_result(data: ResultInput) -> str:
+    """The §7 Markdown result. Ends with exactly one newline."""
+    header = (
+        "---\n"
+        + json.dumps(front_matter(data), indent=2, ensure_ascii=False)
+        + "\n---"
+    )
+    blocks = [header, f"# {_one_line(data.title)}"]
+    blocks += _run_identity(data)
+    blocks += _boundary(data)
+    blocks += _source_register(data)
+    blocks += _shared_records(data)
+    blocks += _member_prose(data)
+    blocks += _reconciliation(data)
+    blocks += _limitations(data)
+    blocks += _verification(data)
+    return "\n\n".join(blocks).rstrip() + "\n"
+
+
+def result_json(data: ResultInput) -> dict:
+    """The content of `data` as JSON-serialisable data, in rendering order."""
+    v = data.verification
+    return {
+        "front_matter": front_matter(data),
+        "title": data.title,
+        "members": [
+            {
+                "name": m.name,
+                "role": m.role,
+                "version": m.version,
+                "sha256": m.sha256,
+                "boundary_text": m.boundary_text,
+                "prose_sections": [{"title": t, "text": x} for t, x in m.prose_sections],
+            }
+            for m in _sorted_members(data)
+        ],
+        "sources": [
+            {
+                "source_id": s.source_id,
+                "columns": [{"header": h, "cell": c} for h, c in _source_cells(s)],
+            }
+            for s in sorted(data.sources, key=_source_sort_key)
+        ],
+        "canonical_records": [
+            {
+                "canonical_id": r.canonical_id,
+                "kind": _record_kind(r),
+                "label": r.label,
+                "text": r.text,
+                "annotations": [
+                    {"member": a.member, "target": a.target, "text": a.text}
+                    for a in _sorted_annotations(r)
+                ],
+            }
+            for r in _sorted_records(data)
+        ],
+        "mappings": [
+            {"source": m.source, "relation": m.relation, "target": m.target or None}
+            for m in sorted(data.mappings, key=_mapping_sort_key)
+        ],
+        "integration_issues": [
+            {
+                "member": i.member,
+                "index": i.index,
+                "text": i.text,
+                "decision": i.decision,
+                "rationale": i.rationale,
+                "decided_by": i.decided_by,
+            }
+            for i in _sorted_issues(data)
+        ],
+        "amendments": [
+            {"text": a.text, "decision": a.decision, "rationale": a.rationale}
+            for a in _sorted_amendments(data)
+        ],
+        "unresolved_conflicts": sorted(data.unresolved_conflicts),
+        "rejected_items": [
+            {"item": r.item, "consequence": r.consequence, "rationale": r.rationale}
+            for r in _sorted_rejected(data)
+        ],
+        "verification": {
+            "approval_note": v.approval_note,
+            "approved_by": v.approved_by,
+            "approved_at": v.approved_at,
+            "errors": v.errors,
+            "warnings": v.warnings,
+            "checks": sorted(v.checks),
+            "manifest_sha256": v.manifest_sha256,
+        },
+        "blockers": sorted(b for b in data.blockers if b.strip()),
+    }

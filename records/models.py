@@ -1,0 +1,168 @@
+from django.db import models
+from django.utils import timezone
+
+from reviews.models import Run
+
+
+class Role(models.TextChoices):
+    RUNTIME = "runtime"
+    MEMORY = "memory"
+    WORKFLOW = "workflow"
+    EPISTEMIC = "epistemic"
+    BOUNDARY = "boundary"
+    OVERVIEW = "overview"
+    RECONCILIATION = "reconciliation"
+    MEMORY_PROFILE = "memory-profile"
+    SYNTHESIS = "synthesis"
+    VERIFICATION = "verification"
+    RESULT = "result"
+
+
+class MemberReport(models.Model):
+    """One member of a run: one per role. Its bytes live in its versions."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="members")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    current_version = models.ForeignKey(
+        "MemberVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run_id", "role"]
+        constraints = [models.UniqueConstraint(fields=["run", "role"], name="one_member_per_role")]
+
+    def __str__(self) -> str:
+        return f"{self.run.run_id}/{self.role}"
+
+    @property
+    def member_id(self) -> str:
+        return self.role
+
+
+class MemberVersion(models.Model):
+    """The exact uploaded bytes of one version of a member, with their SHA-256."""
+
+    class Status(models.TextChoices):
+        RECEIVED = "received"
+        PARSING = "parsing"
+        PARSED = "parsed"
+        VALIDATED = "validated"
+        FAILED = "failed"
+
+    member = models.ForeignKey(MemberReport, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    filename = models.CharField(max_length=255)
+    content = models.BinaryField()
+    sha256 = models.CharField(max_length=64)
+    size = models.PositiveIntegerField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RECEIVED)
+    status_reason = models.TextField(blank=True)
+    uploaded_by = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+    # When a worker claimed the parse; the sweep re-queues claims older than the timeout.
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    parsed_at = models.DateTimeField(null=True, blank=True)
+    # Parser output that is not a row of its own: front matter, sections, sources, mappings,
+    # amendments, quotations, ranges, counts.
+    front_matter = models.JSONField(default=dict, blank=True)
+    doc_type = models.CharField(max_length=200, blank=True)
+    generation = models.CharField(max_length=30, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    parsed = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["member_id", "version"]
+        constraints = [models.UniqueConstraint(fields=["member", "version"], name="member_version_unique")]
+        indexes = [models.Index(fields=["status", "claimed_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.member} v{self.version}"
+
+    STATUS_FIELDS = ["status", "status_reason"]
+
+
+class Record(models.Model):
+    """A declaration or an annotation of one member version, with its exact text."""
+
+    class Type(models.TextChoices):
+        DECLARATION = "declaration"
+        ANNOTATION = "annotation"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="records")
+    member_version = models.ForeignKey(MemberVersion, on_delete=models.CASCADE, related_name="records")
+    ordinal = models.PositiveIntegerField()
+    record_type = models.CharField(max_length=20, choices=Type.choices)
+    record_id = models.CharField(max_length=120, help_text="The declared ID, or the annotated target")
+    kind = models.CharField(max_length=3)
+    prefix = models.CharField(max_length=3, blank=True)
+    label = models.TextField(blank=True)
+    text = models.TextField()
+    body = models.TextField(blank=True)
+    fields = models.JSONField(default=list, blank=True)
+    references = models.JSONField(default=list, blank=True)
+    line_start = models.PositiveIntegerField()
+    line_end = models.PositiveIntegerField()
+    form = models.CharField(max_length=20, blank=True)
+    content_sha256 = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["member_version_id", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["member_version", "ordinal"], name="record_ordinal_unique"),
+        ]
+        indexes = [models.Index(fields=["run", "record_id"]), models.Index(fields=["run", "kind"])]
+
+    def __str__(self) -> str:
+        return self.record_id
+
+
+class IntegrationIssue(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="integration_issues")
+    member_version = models.ForeignKey(MemberVersion, on_delete=models.CASCADE, related_name="integration_issues")
+    index = models.PositiveIntegerField()
+    text = models.TextField()
+    references = models.JSONField(default=list, blank=True)
+    line = models.PositiveIntegerField()
+    content_sha256 = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["member_version_id", "index"]
+        constraints = [models.UniqueConstraint(fields=["member_version", "index"], name="issue_index_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.member_version} issue {self.index}"
+
+
+class ValidationReport(models.Model):
+    """One validation pass over a run's set, keyed by the manifest hash it ran on."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="validation_reports")
+    manifest_sha256 = models.CharField(max_length=64)
+    errors = models.PositiveIntegerField(default=0)
+    warnings = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["run", "manifest_sha256"], name="one_report_per_manifest")]
+
+
+class Finding(models.Model):
+    class Severity(models.TextChoices):
+        ERROR = "error"
+        WARNING = "warning"
+
+    report = models.ForeignKey(ValidationReport, on_delete=models.CASCADE, related_name="findings")
+    member_version = models.ForeignKey(MemberVersion, null=True, blank=True, on_delete=models.CASCADE,
+                                       related_name="findings")
+    member = models.CharField(max_length=40, blank=True)
+    code = models.CharField(max_length=80)
+    severity = models.CharField(max_length=10, choices=Severity.choices)
+    record_id = models.CharField(max_length=120, blank=True)
+    line = models.PositiveIntegerField(default=0)
+    message = models.TextField()
+
+    class Meta:
+        ordering = ["report_id", "id"]

@@ -1,0 +1,69 @@
+"""REST API for runs, and the pieces every app's API shares: errors, pagination, access."""
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, generics, serializers, status
+from rest_framework.response import Response
+
+from .access import READ_RUNS, UPLOAD, check_role
+from .audit import Actor
+from .api_errors import ApiError, Conflict
+from .models import Run
+from .services import RunExists, create_run
+
+
+def get_run_for(request, run_id: str, allowed: set[str] = READ_RUNS, action: str = "read") -> Run:
+    """The run named in the URL, if the caller's role allows `action` on it (denials are audited)."""
+    run = get_object_or_404(Run, run_id=run_id)
+    try:
+        check_role(request.user, allowed, run=run, action=action, actor=Actor.for_request(request))
+    except DjangoPermissionDenied as denied:
+        raise exceptions.PermissionDenied(str(denied)) from None
+    return run
+
+
+def require_role(request, allowed: set[str]) -> None:
+    try:
+        check_role(request.user, allowed)
+    except DjangoPermissionDenied as denied:
+        raise exceptions.PermissionDenied(str(denied)) from None
+
+
+class RunSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Run
+        fields = ["run_id", "system", "title", "run_date", "target_class", "boundary_kind",
+                  "reviewed_boundary", "evidence_tier", "analysis_cutoff", "status", "status_reason",
+                  "manifest_sha256", "created_at", "updated_at"]
+        read_only_fields = ["status", "status_reason", "manifest_sha256", "created_at", "updated_at"]
+        extra_kwargs = {"run_id": {"validators": []}}  # uniqueness is the database's job: 409 below
+
+
+class RunListCreateView(generics.ListCreateAPIView):
+    serializer_class = RunSerializer
+
+    def get_queryset(self):
+        require_role(self.request, READ_RUNS)
+        runs = Run.objects.all()
+        params = self.request.query_params
+        if params.get("status"):
+            if params["status"] not in Run.Status.values:
+                raise ApiError(f"unknown status {params['status']!r}; use one of {', '.join(Run.Status.values)}",
+                               code="invalid_filter")
+            runs = runs.filter(status=params["status"])
+        if params.get("system"):
+            runs = runs.filter(system__iexact=params["system"])
+        return runs
+
+    @extend_schema(summary="Create a run", responses={201: RunSerializer})
+    def create(self, request, *args, **kwargs):
+        require_role(request, UPLOAD)
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            run = create_run(actor=Actor.for_request(request), user=request.user, **serializer.validated_data)
+        except RunExists as exists:
+            raise Conflict(str(exists), code="run_exists") from None
+        return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)

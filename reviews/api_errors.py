@@ -1,0 +1,66 @@
+"""The API's error shape (DESIGN.md §4): {"error": {"code", "message", "details"}}."""
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from .models import TransitionError
+
+
+class ApiError(exceptions.APIException):
+    """An error with our own code, status and details (DESIGN.md §4 error shape)."""
+
+    def __init__(self, message: str, *, code: str, status_code: int = 400, details=None):
+        super().__init__(detail=message, code=code)
+        self.status_code = status_code
+        self.error_code = code
+        self.details = details
+
+
+class Conflict(ApiError):
+    def __init__(self, message: str, *, code: str = "conflict", details=None):
+        super().__init__(message, code=code, status_code=409, details=details)
+
+
+_CODES = {400: "bad_request", 401: "not_authenticated", 403: "permission_denied", 404: "not_found",
+          405: "method_not_allowed", 406: "not_acceptable", 409: "conflict", 413: "too_large",
+          415: "unsupported_media_type", 429: "throttled"}
+
+
+def _message(detail) -> str:
+    if isinstance(detail, dict):
+        parts = []
+        for key, value in detail.items():
+            text = _message(value)
+            parts.append(text if key in ("non_field_errors", "detail") else f"{key}: {text}")
+        return "; ".join(parts)
+    if isinstance(detail, list):
+        return " ".join(_message(item) for item in detail)
+    return str(detail)
+
+
+def exception_handler(exc, context):
+    """Every API error as {"error": {"code", "message", "details"}}."""
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
+    if isinstance(exc, TransitionError):
+        exc = Conflict(str(exc), code="invalid_state")
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, ApiError):
+        code, details = exc.error_code, exc.details
+    elif isinstance(exc, exceptions.ValidationError):
+        code, details = "invalid", exc.detail
+    elif isinstance(exc, (Http404, exceptions.NotFound)):
+        code, details = "not_found", None
+    else:
+        code = _CODES.get(response.status_code, getattr(exc, "default_code", "error"))
+        details = None
+    message = _message(exc.detail) if hasattr(exc, "detail") else str(exc)
+    if isinstance(exc, Http404):
+        message = "Not found."
+    response.data = {"error": {"code": code, "message": message, "details": details}}
+    return response

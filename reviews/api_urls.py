@@ -1,0 +1,7 @@
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("runs/", api.RunListCreateView.as_view(), name="api-runs"),
+]

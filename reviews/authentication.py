@@ -1,0 +1,24 @@
+from django.utils import timezone
+from rest_framework import authentication, exceptions
+
+from .models import ApiToken, hash_token
+
+
+class HashedTokenAuthentication(authentication.TokenAuthentication):
+    """`Authorization: Token <key>`, looked up by the key's SHA-256; revoked tokens fail."""
+
+    keyword = "Token"
+
+    def authenticate_credentials(self, key):
+        digest = hash_token(key)
+        token = ApiToken.objects.select_related("user").filter(key_sha256=digest).first()
+        if token is None or not token.matches(key):
+            raise exceptions.AuthenticationFailed("Invalid token.")
+        if not token.is_active:
+            raise exceptions.AuthenticationFailed("This token has been revoked.")
+        if not token.user.is_active:
+            raise exceptions.AuthenticationFailed("The token's user is inactive.")
+        now = timezone.now()
+        if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        return (token.user, token)

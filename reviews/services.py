@@ -1,0 +1,88 @@
+"""State changes of runs and tokens; each writes its audit event in the same transaction."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from .access import ADMIN, ROLES, ensure_role_groups
+from .audit import Actor, record_event
+from .models import ApiToken, Run, hash_token
+
+
+class RunExists(Exception):
+    pass
+
+
+RUN_FIELDS = (
+    "run_id", "system", "title", "run_date", "target_class", "boundary_kind",
+    "reviewed_boundary", "evidence_tier", "analysis_cutoff",
+)
+
+
+def run_snapshot(run: Run) -> dict[str, Any]:
+    return {name: getattr(run, name) for name in RUN_FIELDS} | {"status": run.status}
+
+
+def create_run(*, actor: Actor, user=None, **fields: Any) -> Run:
+    run = Run(created_by=user, **{k: v for k, v in fields.items() if k in RUN_FIELDS})
+    run.full_clean(validate_unique=False, validate_constraints=False)
+    try:
+        with transaction.atomic():
+            run.save(force_insert=True)
+            record_event(run=run, actor=actor, action="run.created", object_type="run",
+                         object_id=run.run_id, after=run_snapshot(run))
+    except IntegrityError:
+        raise RunExists(f"A run with run_id {run.run_id} already exists.") from None
+    return run
+
+
+def set_run_status(*, run: Run, status: str, actor: Actor, reason: str = "") -> Run:
+    """Move a run along its lifecycle, under a row lock, audited. No-op if already there."""
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        if locked.status == status and locked.status_reason == reason:
+            return locked
+        old = locked.transition_to(status, reason=reason)
+        locked.save(update_fields=Run.STATUS_FIELDS)
+        record_event(run=locked, actor=actor, action="run.status_changed", object_type="run",
+                     object_id=locked.run_id, before={"status": old},
+                     after={"status": status, "reason": reason})
+    run.status, run.status_reason, run.failed_from = locked.status, locked.status_reason, locked.failed_from
+    return locked
+
+
+def issue_token(*, name: str, role: str, actor: Actor, password: str | None = None) -> tuple[ApiToken, str]:
+    """Create the user if needed, give it the role, and return a new token with its key (shown once)."""
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}; choose one of {', '.join(ROLES)}")
+    User = get_user_model()
+    with transaction.atomic():
+        ensure_role_groups()
+        user, _ = User.objects.get_or_create(username=name)
+        if password:
+            user.set_password(password)
+            user.save(update_fields=["password"])
+        user.groups.add(Group.objects.get(name=role))
+        if role == ADMIN and not (user.is_staff and user.is_superuser):
+            user.is_staff = user.is_superuser = True
+            user.save(update_fields=["is_staff", "is_superuser"])
+        key = ApiToken.new_key()
+        token = ApiToken.objects.create(user=user, name=name, key_sha256=hash_token(key), key_prefix=key[:10])
+        record_event(run=None, actor=actor, action="token.issued", object_type="api_token",
+                     object_id=token.pk, after={"name": name, "user": user.username, "role": role,
+                                                "key_prefix": token.key_prefix})
+    return token, key
+
+
+def revoke_token(*, token: ApiToken, actor: Actor) -> ApiToken:
+    with transaction.atomic():
+        updated = ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        token.refresh_from_db(fields=["revoked_at"])
+        if updated:
+            record_event(run=None, actor=actor, action="token.revoked", object_type="api_token",
+                         object_id=token.pk, before={"revoked": False}, after={"revoked": True, "name": token.name})
+    return token

@@ -1,0 +1,1 @@
+// Keyboard shortcuts for the reconciliation page live here.

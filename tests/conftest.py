@@ -1,0 +1,177 @@
+"""Personas, API clients and a real Celery worker for the tests that need one."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from rest_framework.test import APIClient
+
+from config.celery import app as celery_app
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+SEEDS = SHARED / "seeds"
+CORPUS = SHARED / "corpus"
+
+
+@pytest.fixture(autouse=True)
+def _tasks_run_in_process():
+    """Unless a test asks for the real worker, queued tasks run eagerly in the test process."""
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
+def _token_for(name: str, role: str) -> str:
+    from reviews.audit import Actor
+    from reviews.services import issue_token
+
+    _, key = issue_token(name=name, role=role, password="pw-" + name + "-123", actor=Actor.command("test"))
+    return key
+
+
+def _persona(name: str, role: str | None):
+    from django.contrib.auth import get_user_model
+
+    if role is None:
+        user = get_user_model().objects.create_user(name, password="pw-" + name + "-123")
+        client = APIClient()
+        client.force_authenticate(user)
+        client.user = user
+        return client
+    key = _token_for(name, role)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    client.user = get_user_model().objects.get(username=name)
+    client.token_key = key
+    return client
+
+
+@pytest.fixture
+def agent(db):
+    return _persona("agent-1", "agent")
+
+
+@pytest.fixture
+def reviewer(db):
+    return _persona("reviewer-1", "reviewer")
+
+
+@pytest.fixture
+def second_reviewer(db):
+    return _persona("reviewer-2", "reviewer")
+
+
+@pytest.fixture
+def auditor(db):
+    return _persona("auditor-1", "auditor")
+
+
+@pytest.fixture
+def outsider(db):
+    """Logged in, but holds no role."""
+    return _persona("outsider-1", None)
+
+
+@pytest.fixture
+def anonymous():
+    return APIClient()
+
+
+RUN_FIELDS = {
+    "system": "Supermemory",
+    "title": "Supermemory analysis",
+    "run_date": "2026-09-25",
+    "target_class": "host integration",
+    "boundary_kind": "subsystem-only",
+    "reviewed_boundary": "0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f",
+    "evidence_tier": "code-grounded",
+    "analysis_cutoff": "2026-09-25",
+}
+
+
+@pytest.fixture
+def run_factory(db):
+    from reviews.audit import Actor
+    from reviews.services import create_run
+
+    counter = {"n": 0}
+
+    def make(run_id: str | None = None, **overrides):
+        counter["n"] += 1
+        fields = RUN_FIELDS | overrides
+        return create_run(actor=Actor.command("test"), run_id=run_id or f"AAS-2026-09-25-test-{counter['n']:02d}",
+                          **fields)
+
+    return make
+
+
+def seed_bytes(name: str) -> bytes:
+    matches = sorted(SEEDS.glob(f"{name}*"))
+    assert matches, f"no seed {name}"
+    return matches[0].read_bytes()
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker):
+    """A real `celery worker` on Redis, pointed at the test database, on a queue of this session."""
+    from django.conf import settings
+    from django.db import connection
+
+    if not settings.REDIS_URL:
+        pytest.skip("REDIS_URL is not set: `make test` sets it")
+    queue = f"aas-test-{uuid.uuid4().hex[:8]}"
+    db = connection.settings_dict
+    database_url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    env = dict(os.environ, DATABASE_URL=database_url, CELERY_QUEUE=queue, DEBUG="1")
+    log = open(ROOT / "var" / "test-worker.log", "wb") if (ROOT / "var").exists() else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "--concurrency=1",
+         "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            replies = celery_app.control.ping(timeout=1, destination=None)
+        except Exception:  # noqa: BLE001 — the broker may still be starting
+            replies = []
+        if replies:
+            break
+        if proc.poll() is not None:
+            raise RuntimeError("celery worker exited during start-up")
+        time.sleep(0.5)
+    yield {"process": proc, "queue": queue}
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def worker(celery_worker_process, transactional_db):
+    """Send tasks through Redis to the real worker for this test (its effects are committed rows)."""
+    previous = (celery_app.conf.task_always_eager, celery_app.conf.task_default_queue)
+    celery_app.conf.task_always_eager = False
+    celery_app.conf.task_default_queue = celery_worker_process["queue"]
+    yield celery_worker_process
+    celery_app.conf.task_always_eager, celery_app.conf.task_default_queue = previous
+
+
+def wait_until(predicate, timeout: float = 30.0, interval: float = 0.2):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s")

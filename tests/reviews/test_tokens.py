@@ -1,0 +1,60 @@
+import pytest
+from django.core.management import call_command
+
+from reviews.models import ApiToken, AuditEvent, hash_token
+
+pytestmark = pytest.mark.django_db
+
+
+def issue(capsys, *args):
+    call_command("issue_token", *args)
+    return capsys.readouterr().out
+
+
+def test_issue_token_prints_only_the_token(capsys):
+    out = issue(capsys, "bot", "--role", "agent")
+    assert out.count("\n") == 1
+    key = out.strip()
+    assert key.startswith("aas_") and len(key) > 30
+    token = ApiToken.objects.get()
+    assert token.key_sha256 == hash_token(key)
+    assert key not in token.key_sha256 and token.key_prefix == key[:10]
+
+
+def test_issue_token_creates_the_user_with_role_and_password(capsys, client):
+    issue(capsys, "rita", "--role", "reviewer", "--password", "s3cret-pass")
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.get(username="rita")
+    assert list(user.groups.values_list("name", flat=True)) == ["reviewer"]
+    assert client.login(username="rita", password="s3cret-pass")
+
+
+def test_issue_token_refuses_an_unknown_role(capsys):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError):
+        call_command("issue_token", "bot", "--role", "astrologer")
+
+
+def test_a_revoked_token_is_refused(capsys):
+    from rest_framework.test import APIClient
+
+    key = issue(capsys, "bot", "--role", "agent").strip()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/runs/").status_code == 200
+    call_command("revoke_token", "bot")
+    response = client.get("/api/runs/")
+    assert response.status_code == 401
+    assert "revoked" in response.json()["error"]["message"]
+    assert list(AuditEvent.objects.filter(run=None).values_list("action", flat=True)) == [
+        "token.issued", "token.revoked"]
+
+
+def test_a_wrong_token_is_refused():
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token aas_nonsense")
+    assert client.get("/api/runs/").status_code == 401
