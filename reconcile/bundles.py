@@ -329,7 +329,7 @@ class _LimitedReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:  # noqa: ANN001 - memoryview from io
+    def readinto(self, buffer: memoryview) -> int:
         chunk = self.stream.read(len(buffer))
         self.used += len(chunk)
         if self.used > self.limit:
