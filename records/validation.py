@@ -232,12 +232,33 @@ def _strip_ticks(value: str) -> str:
 
 def _excluded_lines(report: ParsedReport) -> set[int]:
     """Lines inside quotations, fences and the front matter: never scanned for prose rules."""
+    # Segments merge quotations into the declaration that holds them, so the
+    # extents are rebuilt here from the quotations, `>` lines and fences.
     excluded: set[int] = set()
     for segment in report.segments:
         if segment.kind in ("quotation", "fence", "front_matter"):
             count = max(1, len(segment.text.splitlines()))
             excluded.update(range(segment.line, segment.line + count))
+    for quotation in report.quotations:
+        count = max(1, len(quotation.text.splitlines()))
+        excluded.update(range(quotation.line, quotation.line + count + 1))  # body, then its anchor line
+    fence = ""
+    for number, line in enumerate(report.text.splitlines(), start=1):
+        match = _FENCE_RE.match(line)
+        if fence:
+            excluded.add(number)
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) and not match.group(2).strip():
+                fence = ""
+        elif match:
+            fence = match.group(1)
+            excluded.add(number)
+        elif _QUOTE_LINE_RE.match(line):
+            excluded.add(number)
     return excluded
+
+
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_QUOTE_LINE_RE = re.compile(r"^ {0,3}>")
 
 
 def _prose_lines(report: ParsedReport) -> list[tuple[int, str]]:
@@ -331,8 +352,6 @@ def validate_manifest(artifact_yaml_text: str, files: Mapping[str, bytes]) -> li
             "ARTIFACT.yaml needs a `members:` mapping from each member file name to its `sha256:` pin.",
         )
         return _sorted(out.findings)
-    if not manifest.get("type"):
-        out.add("manifest-missing-type", WARNING, "ARTIFACT.yaml names no `type:`; add the set type.")
     pins = manifest["members"]
     for name in sorted(pins, key=str):
         entry = pins[name]
@@ -693,7 +712,9 @@ def _check_ranges(out: _Collector, report: ParsedReport, current: bool) -> None:
 
 
 _STATUS_LABEL_RE = re.compile(r"conclusion status$", re.IGNORECASE)
-_PROSE_STATUS_RE = re.compile(r"((?:[A-Za-z-]+ )?conclusion status)\s*:\s*([^\n]*)", re.IGNORECASE)
+_PROSE_STATUS_RE = re.compile(
+    r"((?:[A-Za-z-]+ )?conclusion status)\s*:\s*(.*?)(?=(?:[A-Za-z-]+ )?conclusion status\s*:|$)", re.IGNORECASE
+)
 
 
 def _status_value(value: str) -> str:
