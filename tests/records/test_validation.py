@@ -926,3 +926,139 @@ def test_it_reports_rt_references_unresolved_in_seeds_001_and_002_together():
     assert ("workflow.md", "RT-RTE-tool-loop") in unresolved
     assert ("memory.md", "RT-RTE-tool-loop") in unresolved
     assert all(record_id.startswith("RT-") for _, record_id in unresolved)
+
+
+# --------------------------------------------------------------------------
+# Current-form Markdown through the parser
+
+CURRENT_RUNTIME = f"""---
+type: agentic-system-analyses/types/agentic-system-runtime-report.md
+run-id: {RUN.run_id}
+reviewed-boundary: {COMMIT}
+---
+
+# Example runtime report
+
+## Runtime account
+
+The store keeps text; see SRC-1 at `src/store.py`.
+
+## Shared records
+
+### Components
+
+none declared in this member
+
+### Operative objects
+
+#### RT-OBJ-store — Stored text
+
+- Source-native identity: the store.
+
+### Routes
+
+#### RT-RTE-save — Save text
+
+- Immediate return: the saved ID.
+- Later read-back: a later search returns the text.
+- Delegated visibility: inapplicable — no worker is created.
+- Selection predicate: the caller's key.
+- Invalidation or expiry: uninspected — expiry code was not read.
+- Activation or effect: the text reaches the next prompt.
+- Evidence limits: source only; no run observed.
+- implementation conclusion status: `wired`
+- operation conclusion status: uninspected
+
+> store.save(text)
+> --- `src/store.py` @ `{COMMIT}`
+
+### Claims
+
+none declared in this member
+
+### Evidenced absences
+
+none declared in this member
+
+### Behavioral-authority paths
+
+none declared in this member
+"""
+
+CURRENT_OVERVIEW = f"""---
+type: agentic-system-analyses/types/agentic-system-analysis-overview.md
+run-id: {RUN.run_id}
+reviewed-boundary: {COMMIT}
+analysis-cutoff: '2026-10-02'
+result-disposition: complete
+---
+
+# Example overview
+
+## Boundary and evidence
+
+The store at RT-OBJ-store.
+
+## Source register
+
+| source ID | kind | identity/location | revision or capture | evidence layer | inspected scope | citation anchors | access gaps |
+|---|---|---|---|---|---|---|---|
+| SRC-1 | git | `https://example.org/repo` | `{COMMIT}` | implementation | all of `src/` | `src/store.py` | none |
+
+## Bounded synthesis
+
+RT-RTE-save saves text.
+
+## Limitations
+
+None beyond RT-RTE-save's evidence limits.
+
+## Verification and blockers
+
+none
+"""
+
+
+def parsed_members(**texts):
+    parsing = pytest.importorskip("records.parsing")
+    roles = {"runtime": "runtime", "overview": "overview", "memory": "memory", "reconciliation": "reconciliation"}
+    return [MemberInput(f"{name}.md", roles[name], parsing.parse_report(text)) for name, text in texts.items()]
+
+
+def test_it_finds_nothing_wrong_with_a_clean_current_form_set():
+    findings = validate_set(parsed_members(runtime=CURRENT_RUNTIME, overview=CURRENT_OVERVIEW), RUN)
+    assert findings == []
+
+
+def test_it_reports_a_current_form_route_missing_a_bullet_field():
+    broken = CURRENT_RUNTIME.replace("- Selection predicate: the caller's key.\n", "")
+    findings = validate_set(parsed_members(runtime=broken, overview=CURRENT_OVERVIEW), RUN)
+    assert [(f.code, f.record_id) for f in errors(findings)] == [("missing-route-field", "RT-RTE-save")]
+
+
+def test_it_does_not_count_a_route_field_written_inside_a_quotation():
+    broken = CURRENT_RUNTIME.replace("- Selection predicate: the caller's key.\n", "").replace(
+        "> store.save(text)\n", "> store.save(text)\n> - Selection predicate: quoted\n"
+    )
+    findings = validate_set(parsed_members(runtime=broken, overview=CURRENT_OVERVIEW), RUN)
+    assert "missing-route-field" in codes(findings, "error")
+
+
+def test_it_reports_a_current_form_status_with_two_values():
+    broken = CURRENT_RUNTIME.replace("status: uninspected", "status: wired; observed")
+    findings = validate_set(parsed_members(runtime=broken, overview=CURRENT_OVERVIEW), RUN)
+    assert [(f.code, f.record_id) for f in errors(findings)] == [("invalid-conclusion-status", "RT-RTE-save")]
+
+
+def test_it_reports_a_current_form_quotation_at_another_commit_and_a_wrong_run_id():
+    broken = CURRENT_RUNTIME.replace(f"@ `{COMMIT}`", "@ `" + "a" * 40 + "`").replace(RUN.run_id, "AAS-2026-01-01-other-01")
+    findings = validate_set(parsed_members(runtime=broken, overview=CURRENT_OVERVIEW), RUN)
+    assert sorted(codes(errors(findings))) == ["quotation-commit-mismatch", "run-id-mismatch"]
+
+
+def test_it_reports_a_parsed_reference_to_an_undeclared_record_with_a_suggestion():
+    broken = CURRENT_OVERVIEW.replace("RT-RTE-save saves text.", "RT-RTE-saves saves text.")
+    findings = validate_set(parsed_members(runtime=CURRENT_RUNTIME, overview=broken), RUN)
+    unresolved = [f for f in errors(findings) if f.code == "unresolved-reference"]
+    assert [f.record_id for f in unresolved] == ["RT-RTE-saves"]
+    assert "RT-RTE-save" in unresolved[0].message
