@@ -10,7 +10,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-from rest_framework.test import APIClient
 
 from config.celery import app as celery_app
 
@@ -39,6 +38,7 @@ def _token_for(name: str, role: str) -> str:
 
 def _persona(name: str, role: str | None):
     from django.contrib.auth import get_user_model
+    from rest_framework.test import APIClient
 
     if role is None:
         user = get_user_model().objects.create_user(name, password="pw-" + name + "-123")
@@ -82,6 +82,8 @@ def outsider(db):
 
 @pytest.fixture
 def anonymous():
+    from rest_framework.test import APIClient
+
     return APIClient()
 
 
