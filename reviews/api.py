@@ -67,3 +67,20 @@ class RunListCreateView(generics.ListCreateAPIView):
         except RunExists as exists:
             raise Conflict(str(exists), code="run_exists") from None
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class WhoAmIView(generics.GenericAPIView):
+    """Who the token belongs to and which roles it carries: an agent's first check of its credentials."""
+
+    serializer_class = None
+
+    @extend_schema(summary="The caller's user name and roles", responses={200: dict})
+    def get(self, request):
+        from .access import roles_of
+
+        token = request.auth if hasattr(request.auth, "name") else None
+        return Response({
+            "username": request.user.get_username(),
+            "roles": sorted(roles_of(request.user)),
+            "token": token.name if token else None,
+        })

@@ -112,3 +112,7 @@ def test_it_guards_run_status_transitions(run_factory):
         run.transition_to(Run.Status.FINAL)
     run.transition_to(Run.Status.VALIDATING)
     assert run.status == "validating"
+
+
+def test_whoami_names_the_token_and_its_roles(agent):
+    assert agent.get("/api/whoami/").json() == {"username": "agent-1", "roles": ["agent"], "token": "agent-1"}
