@@ -1,0 +1,112 @@
+"""Demo data for `make run`: a reviewer and an agent, the seeds and the corpus runs as runs.
+
+Idempotent: a run that exists is left as it is, so `make run` can be repeated.
+"""
+import io
+import os
+import zipfile
+from pathlib import Path
+
+import yaml
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+from records.services import import_bundle, ingest_member_report
+from reviews.access import AGENT, REVIEWER
+from reviews.audit import Actor
+from reviews.models import Run
+from reviews.services import create_run, issue_token
+
+DEMO_PASSWORD = "reviewer-demo-pass"
+SUPERMEMORY_COMMIT = "0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f"
+
+# run_id, system, title, commit, [(seed prefix, role)]
+SEED_RUNS = [
+    ("AAS-2026-09-25-supermemory-02", "Supermemory", "Supermemory Vercel memory wrapper (imported result)",
+     SUPERMEMORY_COMMIT, [("000", "result")]),
+    ("AAS-2026-09-26-supermemory-03", "Supermemory", "Supermemory workflow and memory reports",
+     SUPERMEMORY_COMMIT, [("001", "workflow"), ("002", "memory")]),
+    ("AAS-2026-09-27-ace-01", "ACE", "ACE memory report", "0" * 40, [("003", "memory")]),
+]
+
+
+def front_matter(text: str) -> dict:
+    if not text.startswith("---"):
+        return {}
+    end = text.find("\n---", 3)
+    if end < 0:
+        return {}
+    try:
+        data = yaml.safe_load(text[3:end])
+    except yaml.YAMLError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class Command(BaseCommand):
+    help = "Create the demo reviewer and agent and load the seeds and corpus runs (idempotent)."
+
+    def handle(self, *args, **options):
+        self.actor = Actor.command("load_demo")
+        self.ensure_people()
+        shared = Path(os.environ.get("SHARED_DIR", settings.BASE_DIR.parent / "shared"))
+        seeds, corpus = shared / "seeds", shared / "corpus"
+        if seeds.is_dir():
+            for run_id, system, title, commit, members in SEED_RUNS:
+                self.load_seed_run(seeds, run_id, system, title, commit, members)
+        else:
+            self.stdout.write(f"no seeds at {seeds}: skipping the seed runs")
+        if corpus.is_dir():
+            for folder in sorted(p for p in corpus.iterdir() if p.is_dir()):
+                self.load_corpus_run(folder)
+
+    def ensure_people(self):
+        User = get_user_model()
+        if not User.objects.filter(username="reviewer").exists():
+            issue_token(name="reviewer", role=REVIEWER, password=DEMO_PASSWORD, actor=self.actor)
+        if not User.objects.filter(username="demo-agent").exists():
+            issue_token(name="demo-agent", role=AGENT, actor=self.actor)
+        self.stdout.write(f"demo reviewer: user name 'reviewer', password '{DEMO_PASSWORD}'")
+        self.stdout.write("demo agent: 'demo-agent' (python manage.py issue_token demo-agent --role agent for a token)")
+
+    def load_seed_run(self, seeds, run_id, system, title, commit, members):
+        if Run.objects.filter(run_id=run_id).exists():
+            return
+        run = create_run(actor=self.actor, run_id=run_id, system=system, title=title, run_date=run_id[4:14],
+                         target_class="host integration", boundary_kind="subsystem-only",
+                         reviewed_boundary=commit, evidence_tier="code-grounded", analysis_cutoff=run_id[4:14])
+        for prefix, role in members:
+            path = next(iter(sorted(seeds.glob(f"{prefix}_*"))), None)
+            if path is None:
+                self.stdout.write(f"seed {prefix} missing: {run_id} lacks its {role} member")
+                continue
+            ingest_member_report(run=run, role=role, filename=path.name, content=path.read_bytes(), actor=self.actor)
+        self.stdout.write(f"loaded {run_id}")
+
+    def load_corpus_run(self, folder: Path):
+        run_id = folder.name
+        if Run.objects.filter(run_id=run_id).exists():
+            return
+        files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+        leading = files.get("overview.md") or files.get("result.md") or next(iter(files.values()), b"")
+        meta = front_matter(leading.decode("utf-8", "replace"))
+        run = create_run(
+            actor=self.actor, run_id=run_id, system=str(meta.get("system") or run_id.split("-")[4]),
+            title=str(meta.get("description") or run_id)[:300], run_date=str(meta.get("run-date") or run_id[4:14]),
+            target_class=str(meta.get("target-class", "")), boundary_kind=str(meta.get("boundary-kind", "")),
+            reviewed_boundary=str(meta.get("reviewed-boundary") or "0" * 40),
+            evidence_tier=str(meta.get("evidence-tier", "")),
+            analysis_cutoff=str(meta.get("analysis-cutoff") or run_id[4:14]),
+        )
+        if "ARTIFACT.yaml" in files:
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w") as archive:
+                for name, data in files.items():
+                    archive.writestr(name, data)
+            import_bundle(run=run, archive=buffer.getvalue(), actor=self.actor)
+        else:
+            for name, data in files.items():
+                role = Path(name).stem
+                ingest_member_report(run=run, role=role, filename=name, content=data, actor=self.actor)
+        self.stdout.write(f"loaded {run_id} from the corpus")
