@@ -1,0 +1,287 @@
+#!/usr/bin/env python
+"""The benchmark of DESIGN.md §11. Prints one line per measurement; asserts nothing.
+
+    make bench          (or: DEBUG=1 .venv/bin/python bench/benchmark.py)
+
+It works on a database of its own: a fresh PostgreSQL database `aas_bench_<pid>`
+on BENCH_PG (default postgres://postgres@127.0.0.1:5432) when PostgreSQL
+answers, SQLite in a temporary folder otherwise; dropped at the end.
+Tasks run in process for the ingest and latency measurements; the upload
+throughput test serves the app with gunicorn and queues to Redis when
+REDIS_URL is set (on a queue of its own, purged afterwards).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = ROOT.parent / "shared" / "seeds"
+sys.path.insert(0, str(ROOT))
+
+
+def pg_available(base: str) -> bool:
+    return subprocess.run(["pg_isready", "-d", base + "/postgres", "-q"], capture_output=True).returncode == 0
+
+
+def prepare_database() -> tuple[str, callable]:
+    base = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
+    if pg_available(base):
+        name = f"aas_bench_{os.getpid()}"
+        subprocess.run(["createdb", "-d", base + "/postgres", name], check=False, capture_output=True)
+        subprocess.run(["psql", base + "/postgres", "-qc", f'CREATE DATABASE "{name}"'], capture_output=True)
+
+        def drop():
+            subprocess.run(["psql", base + "/postgres", "-qc", f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'],
+                           capture_output=True)
+        return f"{base}/{name}", drop
+    folder = tempfile.mkdtemp(prefix="aas-bench-")
+    return f"sqlite:///{folder}/bench.sqlite3", lambda: None
+
+
+def report(name: str, value, unit: str = "", note: str = ""):
+    text = f"{value:.3f}" if isinstance(value, float) else str(value)
+    print(f"{name:<58} {text:>12} {unit:<10} {note}")
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def main():
+    database_url, drop = prepare_database()
+    os.environ.update({"DATABASE_URL": database_url, "DEBUG": "1", "DJANGO_SETTINGS_MODULE": "config.settings"})
+    redis_url = os.environ.pop("REDIS_URL", "")  # in-process tasks for the in-process measurements
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    print(f"database: {database_url.split('@')[-1]}")
+    try:
+        bench_ingest()
+        bench_reconcile_page()
+        bench_latency()
+        bench_uploads(database_url, redis_url)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        drop()
+
+
+def seed_files():
+    return sorted(SEEDS.glob("*.txt"))
+
+
+def bench_ingest():
+    """Parse + store + validate + hash of the four seeds, against markdown-it-py + sha256 of the same bytes."""
+    from markdown_it import MarkdownIt
+
+    from records.services import ingest_member_report
+    from reviews.audit import Actor
+    from reviews.services import create_run
+
+    files = [(p, p.read_bytes()) for p in seed_files()]
+    kb = sum(len(data) for _, data in files) / 1024
+    roles = {"000": "result", "001": "workflow", "002": "memory", "003": "memory"}
+    actor = Actor.command("bench")
+    timings = []
+    for attempt in range(5):
+        start = time.perf_counter()
+        for path, data in files:
+            run = create_run(actor=actor, run_id=f"AAS-2026-01-01-ingest{attempt}-{path.name[:3]}", system="Bench",
+                             title="bench", run_date="2026-01-01", reviewed_boundary="0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f")
+            from django.db import transaction
+
+            with transaction.atomic():
+                ingest_member_report(run=run, role=roles[path.name[:3]], filename=path.name, content=data, actor=actor)
+            # on_commit ran the parse and validation tasks in process
+        timings.append(time.perf_counter() - start)
+    md = MarkdownIt("commonmark").enable("table")
+    bare = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _, data in files:
+            md.parse(data.decode("utf-8"))
+            hashlib.sha256(data).hexdigest()
+        bare.append(time.perf_counter() - start)
+    ours, base = statistics.median(timings), statistics.median(bare)
+    report("ingest of the 4 seeds (parse+store+validate+hash)", ours * 1000, "ms", f"{kb:.1f} KB, median of 5")
+    report("ingest per KB", ours * 1000 / kb, "ms/KB")
+    report("bare markdown-it-py + sha256 per KB", base * 1000 / kb, "ms/KB")
+    report("ratio ingest / bare", ours / base, "x")
+
+
+def bench_reconcile_page():
+    """SQL queries and server time of the reconciliation page at 20 and 2,000 records."""
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+    from django.db import connection
+
+    try:
+        from tests.reconcile.page_factories import build_reconcile_run
+    except ImportError as error:
+        report("reconciliation page", "skipped", "", f"no page factory yet ({error})")
+        return
+    from django.contrib.auth import get_user_model
+
+    from reviews.audit import Actor
+    from reviews.services import issue_token
+
+    if not get_user_model().objects.filter(username="bench-reviewer").exists():
+        issue_token(name="bench-reviewer", role="reviewer", password="bench-pass-123", actor=Actor.command("bench"))
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="bench-reviewer"))
+    for size in (20, 2000):
+        run, member = build_reconcile_run(records=size, run_id=f"AAS-2026-01-02-page{size}-01")
+        url = f"/runs/{run.run_id}/reconcile/?member={member}"
+        client.get(url)  # warm
+        times = []
+        for _ in range(3):
+            with CaptureQueriesContext(connection) as queries:
+                start = time.perf_counter()
+                response = client.get(url)
+                times.append(time.perf_counter() - start)
+        assert response.status_code == 200, response.status_code
+        report(f"reconciliation page at {size} records: SQL queries", len(queries), "queries")
+        report(f"reconciliation page at {size} records: server time", statistics.median(times) * 1000, "ms",
+               "median of 3")
+
+
+def bench_latency():
+    """Upload → validated → result ready for the seed run, tasks in process."""
+    from django.db import transaction
+
+    from records.models import MemberVersion
+    from records.services import ingest_member_report
+    from reviews.audit import Actor
+    from reviews.services import create_run
+
+    actor = Actor.command("bench")
+    data = next(p for p in seed_files() if p.name.startswith("000")).read_bytes()
+    run = create_run(actor=actor, run_id="AAS-2026-01-03-latency-01", system="Bench", title="latency",
+                     run_date="2026-01-03", reviewed_boundary="0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f")
+    start = time.perf_counter()
+    with transaction.atomic():
+        version, _ = ingest_member_report(run=run, role="result", filename="000.txt", content=data, actor=actor)
+    version = MemberVersion.objects.get(pk=version.pk)
+    validated = time.perf_counter() - start
+    report("upload -> validated (seed 000, in process)", validated * 1000, "ms", f"status {version.status}")
+    try:
+        from reconcile.bench_flow import decide_everything_and_finalize
+    except ImportError:
+        try:
+            from reconcile.approval import approve_run, finalize_run  # noqa: F401
+        except ImportError as error:
+            report("upload -> result ready", "skipped", "", f"approval not available ({error})")
+            return
+        decide_everything_and_finalize = None
+    if decide_everything_and_finalize is None:
+        report("upload -> result ready", "skipped", "", "no decide-all helper")
+        return
+    decide_everything_and_finalize(run=run, actor=actor)
+    report("upload -> result ready (seed 000, in process)", (time.perf_counter() - start) * 1000, "ms")
+
+
+def bench_uploads(database_url: str, redis_url: str):
+    """Uploads per second with 8 concurrent clients, against GET /api/whoami/ in the same run."""
+    from reviews.audit import Actor
+    from reviews.services import create_run, issue_token
+
+    _, key = issue_token(name=f"bench-agent-{uuid.uuid4().hex[:6]}", role="agent", actor=Actor.command("bench"))
+    run = create_run(actor=Actor.command("bench"), run_id="AAS-2026-01-04-uploads-01", system="Bench",
+                     title="uploads", run_date="2026-01-04", reviewed_boundary="0" * 40)
+    port = free_port()
+    queue = f"aas-bench-{uuid.uuid4().hex[:6]}"
+    env = dict(os.environ, DATABASE_URL=database_url, DEBUG="1", CELERY_QUEUE=queue)
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi", "--workers", "4", "--bind", f"127.0.0.1:{port}",
+         "--log-level", "warning"], cwd=ROOT, env=env, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(base + "/healthz", timeout=2)
+                break
+            except Exception:  # noqa: BLE001 — still starting
+                time.sleep(0.2)
+        seed = next(p for p in seed_files() if p.name.startswith("003")).read_bytes()
+        headers = {"Authorization": f"Token {key}", "Content-Type": "application/json"}
+        counter = iter(range(10**6))
+        lock = threading.Lock()
+
+        def upload():
+            with lock:
+                n = next(counter)
+            # Distinct bytes each time so every request stores a new version.
+            body = json.dumps({"role": "memory", "content": seed.decode() + f"\n<!-- bench {n} -->\n"}).encode()
+            request = urllib.request.Request(f"{base}/api/runs/{run.run_id}/members/", data=body, headers=headers,
+                                             method="POST")
+            with urllib.request.urlopen(request, timeout=60) as response:
+                assert response.status in (200, 201)
+
+        def trivial():
+            request = urllib.request.Request(f"{base}/api/whoami/", headers=headers)
+            with urllib.request.urlopen(request, timeout=60) as response:
+                response.read()
+
+        def throughput(fn, seconds=5.0, clients=8):
+            done, errors = [0], [0]
+            stop = time.perf_counter() + seconds
+
+            def loop():
+                while time.perf_counter() < stop:
+                    try:
+                        fn()
+                        with lock:
+                            done[0] += 1
+                    except Exception:  # noqa: BLE001 — counted, not hidden
+                        with lock:
+                            errors[0] += 1
+            threads = [threading.Thread(target=loop) for _ in range(clients)]
+            start = time.perf_counter()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            return done[0] / (time.perf_counter() - start), errors[0]
+
+        uploads, upload_errors = throughput(upload)
+        base_rate, base_errors = throughput(trivial)
+        mode = "queued to Redis" if redis_url else "tasks in process"
+        report("uploads/s, 8 concurrent clients", uploads, "req/s", f"{mode}, {upload_errors} errors")
+        report("GET /api/whoami/ per s, 8 concurrent clients", base_rate, "req/s", f"{base_errors} errors")
+        report("ratio uploads / trivial endpoint", uploads / base_rate if base_rate else 0.0, "x")
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(20)
+        if redis_url:
+            from config.celery import app
+
+            app.conf.broker_url = redis_url
+            with app.connection_for_write() as conn:
+                conn.default_channel.queue_delete(queue)
+
+
+if __name__ == "__main__":
+    main()
