@@ -49,8 +49,9 @@ class SourceRow:
 
     @property
     def revision(self) -> str:
+        # Registers head the column "Revision" or "Revision or capture".
         for header, cell in self.columns:
-            if header.strip().lower() == "revision":
+            if header.strip().lower().startswith("revision"):
                 return cell.strip()
         return ""
 
