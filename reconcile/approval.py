@@ -1,0 +1,616 @@
+"""Approval, finalization and the final result of a run (DESIGN §3, §6 hashing, §7).
+
+Services here follow the house rule: keyword-only verbs, each state change
+under a row lock on the run and written to the audit trail in the same
+transaction. The result is rendered by the pure `reconcile.rendering` from
+plain data gathered here, from the stored member bytes re-read and re-hashed
+at finalization (never from anything derived from them earlier), and from
+the reviewers' decisions.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from records.document import ParsedReport
+from records.models import Finding, IntegrationIssue, MemberVersion, ValidationReport
+from records.parsing import parse_report
+from records.validation import ERROR, WARNING, MemberInput, RunFacts, validate_set
+from reviews.audit import Actor, record_event
+from reviews.models import AuditEvent, Run
+
+from . import bundles, rendering
+from .models import Approval, CanonicalRecord, Mapping, Result
+from .models import IssueDecision as IssueDecisionRow
+
+# How many undecided items or findings a blocker names before it says "and N more".
+FIRST_ITEMS = 5
+RESULT_DISPOSITIONS = ("complete", "blocked", "out-of-scope")
+# Sections of a member that the result carries elsewhere, not as verbatim prose.
+NOT_PROSE = {
+    "shared records",
+    "integration issues",
+    "annotations",
+    "reconciliation",
+    "source register",
+    "boundary and evidence",
+}
+BOUNDARY_SECTION = "boundary and evidence"
+
+
+class ApprovalBlocked(Exception):
+    """The run cannot be approved now; `reasons` says what blocks, one line each."""
+
+    def __init__(self, reasons: list[str]):
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+
+
+class NoteRequired(ValueError):
+    """An approval without a note, or a reopening without a reason."""
+
+
+class FinalizationRefused(Exception):
+    """The stored bytes or their validation no longer support the approved result."""
+
+
+# --- the run's current member set -------------------------------------------
+
+
+def current_versions(run: Run) -> list[MemberVersion]:
+    """The current version of every member of the run, by role."""
+    return list(
+        MemberVersion.objects.filter(member__run=run, member__current_version_id=F("id"))
+        .select_related("member")
+        .order_by("member__role")
+    )
+
+
+def member_name(version: MemberVersion) -> str:
+    return f"{version.member.role}.md"
+
+
+def member_files(versions: list[MemberVersion]) -> dict[str, bytes]:
+    return {member_name(v): bytes(v.content) for v in versions}
+
+
+def run_manifest(versions: list[MemberVersion]) -> tuple[str, str]:
+    """The §1 ARTIFACT.yaml text of the current member versions and its SHA-256."""
+    text = bundles.build_manifest(member_files(versions))
+    return text, bundles.manifest_sha256(text)
+
+
+def _first(items: list[str]) -> str:
+    shown = ", ".join(items[:FIRST_ITEMS])
+    more = len(items) - FIRST_ITEMS
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _open_states() -> list[str]:
+    return [Mapping.State.PROPOSED, Mapping.State.STALE]
+
+
+def approval_blockers(run: Run) -> list[str]:
+    """Everything that stops `run` from being approved now; [] when it can be."""
+    blockers: list[str] = []
+    if run.status != Run.Status.IN_REVIEW:
+        blockers.append(f"The run is {run.status}; only a run in review can be approved.")
+    versions = current_versions(run)
+    if not versions:
+        blockers.append("The run has no member reports.")
+        return blockers
+    _text, digest = run_manifest(versions)
+    if run.manifest_sha256 != digest:
+        blockers.append(
+            "Validation is stale: the run's manifest hash "
+            f"{run.manifest_sha256 or '(none yet)'} does not match the current member versions ({digest}); "
+            "wait for validation to finish."
+        )
+    else:
+        report = ValidationReport.objects.filter(run=run, manifest_sha256=digest).order_by("-created_at", "-id").first()
+        if report is None:
+            blockers.append("The current member versions have not been validated yet; wait for validation to finish.")
+        elif report.errors:
+            firsts = [
+                f"{f.code} in {f.member or 'the set'}{' at ' + f.record_id if f.record_id else ''}"
+                for f in Finding.objects.filter(report=report, severity=Finding.Severity.ERROR).order_by("id")[:FIRST_ITEMS]
+            ]
+            blockers.append(
+                f"Validation found {report.errors} error{'s' if report.errors != 1 else ''}"
+                + (f" (first: {', '.join(firsts)})" if firsts else "")
+                + "; errors block approval."
+            )
+    open_mappings = list(
+        Mapping.objects.filter(run=run, state__in=_open_states()).order_by("source", "id").values_list("source", "relation", "target", "state")
+    )
+    if open_mappings:
+        blockers.append(
+            f"{len(open_mappings)} mapping{'s' if len(open_mappings) != 1 else ''} undecided: "
+            + _first([f"{s} {r} {t or '∅'} ({state})" for s, r, t, state in open_mappings])
+            + "."
+        )
+    issues = (
+        IntegrationIssue.objects.filter(member_version__in=versions)
+        .select_related("member_version__member", "decision")
+        .order_by("member_version__member__role", "index")
+    )
+    open_issues = []
+    for issue in issues:
+        decision = getattr(issue, "decision", None)
+        if decision is None or decision.is_open:
+            state = decision.state if decision is not None else "proposed"
+            open_issues.append(f"{issue.member_version.member.role} issue {issue.index} ({state})")
+    if open_issues:
+        blockers.append(
+            f"{len(open_issues)} integration issue{'s' if len(open_issues) != 1 else ''} undecided: "
+            + _first(open_issues)
+            + "."
+        )
+    return blockers
+
+
+# --- approval and reopening -------------------------------------------------
+
+
+def _move(locked: Run, *, status: str, actor: Actor, action: str, reason: str = "", after: dict | None = None) -> None:
+    """Transition the locked run and write the one audit event of the change."""
+    old = locked.transition_to(status, reason=reason)
+    locked.save(update_fields=Run.STATUS_FIELDS)
+    record_event(
+        run=locked,
+        actor=actor,
+        action=action,
+        object_type="run",
+        object_id=locked.run_id,
+        before={"status": old},
+        after={"status": status, **({"reason": reason} if reason else {}), **(after or {})},
+    )
+
+
+def _sync(run: Run, locked: Run) -> None:
+    run.status, run.status_reason, run.failed_from, run.updated_at = (
+        locked.status, locked.status_reason, locked.failed_from, locked.updated_at,
+    )
+
+
+def approve_run(*, run: Run, note: str, actor: Actor) -> Approval:
+    """Sign the run off on its current manifest and queue finalization after commit.
+
+    Preconditions (else ApprovalBlocked naming each): in review, validation of
+    the current manifest has run and found no error, every mapping and every
+    integration issue decided. The caller has checked the reviewer role.
+    """
+    note = (note or "").strip()
+    if not note:
+        raise NoteRequired("note: say what you checked and how; the note is carried into the result.")
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        blockers = approval_blockers(locked)
+        if blockers:
+            raise ApprovalBlocked(blockers)
+        manifest, digest = run_manifest(current_versions(locked))
+        approval = Approval.objects.create(
+            run=locked, note=note, approved_by=actor.label, manifest=manifest, manifest_sha256=digest,
+        )
+        _move(locked, status=Run.Status.APPROVED, actor=actor, action="run.approved",
+              after={"manifest_sha256": digest, "note": note, "approval": approval.pk})
+        transaction.on_commit(lambda: _queue_finalize(locked.pk))
+    _sync(run, locked)
+    return approval
+
+
+def _queue_finalize(run_pk: int) -> None:
+    from .tasks import finalize_run as finalize_task
+
+    finalize_task.delay(run_pk)
+
+
+def current_approval(run: Run) -> Approval | None:
+    return Approval.objects.filter(run=run, withdrawn_at__isnull=True).order_by("-approved_at", "-id").first()
+
+
+def reopen_run(*, run: Run, reason: str, actor: Actor) -> Run:
+    """Move an approved run (or one whose finalization failed) back to review; the approval is withdrawn."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise NoteRequired("reason: say why the run goes back to review.")
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        failed_in_finalizing = locked.status == Run.Status.FAILED and locked.failed_from == Run.Status.FINALIZING
+        if locked.status != Run.Status.APPROVED and not failed_in_finalizing:
+            raise ApprovalBlocked([f"The run is {locked.status}; only an approved run that is not final can be reopened."])
+        approval = current_approval(locked)
+        if approval is not None:
+            approval.withdrawn_at = timezone.now()
+            approval.withdrawn_reason = reason
+            approval.save(update_fields=["withdrawn_at", "withdrawn_reason"])
+        _move(locked, status=Run.Status.IN_REVIEW, actor=actor, action="run.reopened", reason=reason,
+              after={"approval": approval.pk if approval else None})
+    _sync(run, locked)
+    return locked
+
+
+# --- finalization -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Member:
+    version: MemberVersion
+    data: bytes
+    report: ParsedReport
+
+    @property
+    def name(self) -> str:
+        return member_name(self.version)
+
+    @property
+    def role(self) -> str:
+        return self.version.member.role
+
+
+def finalize_run(*, run: Run, actor: Actor) -> Result | None:
+    """Render and store the run's result once; idempotent.
+
+    Returns the stored Result (the same row on every later call), or None
+    when the run is not (or no longer) waiting for finalization. A member
+    whose stored bytes no longer match their SHA-256, or a set that no longer
+    validates, moves the run to failed with the reason; `retry_finalize`
+    tries again.
+    """
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        existing = Result.objects.filter(run=locked).first()
+        if existing is not None:
+            return existing
+        if locked.status == Run.Status.APPROVED:
+            _move(locked, status=Run.Status.FINALIZING, actor=actor, action="run.finalizing")
+        elif locked.status != Run.Status.FINALIZING:
+            # Reopened, failed or never approved: nothing to do (a late or duplicate task).
+            _sync(run, locked)
+            return None
+    approval = current_approval(locked)
+    try:
+        if approval is None:
+            raise FinalizationRefused("no current approval for this run")
+        markdown, data = _render(locked, approval)
+    except FinalizationRefused as refused:
+        _fail(run, reason=str(refused), actor=actor)
+        return None
+    digest = bundles.sha256_hex(markdown.encode("utf-8"))
+    try:
+        with transaction.atomic():
+            locked = Run.objects.select_for_update().get(pk=run.pk)
+            existing = Result.objects.filter(run=locked).first()
+            if existing is not None:
+                return existing
+            if locked.status != Run.Status.FINALIZING:
+                _sync(run, locked)
+                return None
+            result = Result.objects.create(
+                run=locked, approval=approval, markdown=markdown, data=data, sha256=digest,
+                manifest=approval.manifest, manifest_sha256=approval.manifest_sha256,
+            )
+            _move(locked, status=Run.Status.FINAL, actor=actor, action="run.finalized",
+                  after={"result_sha256": digest, "manifest_sha256": approval.manifest_sha256})
+    except IntegrityError:
+        # Another worker stored it first (Result is one per run): theirs is the result.
+        return Result.objects.get(run=run)
+    _sync(run, locked)
+    return result
+
+
+def _fail(run: Run, *, reason: str, actor: Actor) -> None:
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        if locked.status == Run.Status.FINALIZING:
+            _move(locked, status=Run.Status.FAILED, actor=actor, action="run.finalize_failed", reason=reason)
+    _sync(run, locked)
+
+
+def retry_finalize(*, run: Run, actor: Actor) -> Run:
+    """failed (during finalization) → finalizing again, and queue the work after commit."""
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        if locked.status != Run.Status.FAILED or locked.failed_from != Run.Status.FINALIZING:
+            raise ApprovalBlocked([
+                f"The run is {locked.status}; only a run whose finalization failed can be retried."
+            ])
+        if current_approval(locked) is None:
+            raise ApprovalBlocked(["The run has no current approval; reopen it and approve again."])
+        _move(locked, status=Run.Status.FINALIZING, actor=actor, action="run.finalize_retried",
+              after={"previous_reason": locked.status_reason})
+        transaction.on_commit(lambda: _queue_finalize(locked.pk))
+    _sync(run, locked)
+    return locked
+
+
+def _verified_members(run: Run, approval: Approval) -> list[_Member]:
+    """Re-read and re-hash every stored current member version; refuse on any mismatch."""
+    members = []
+    for version in current_versions(run):
+        data = bytes(version.content)
+        actual = bundles.sha256_hex(data)
+        if actual != version.sha256:
+            raise FinalizationRefused(
+                f"{member_name(version)} (version {version.version}) no longer matches its hash: "
+                f"recorded SHA-256 {version.sha256}, stored bytes hash to {actual}"
+            )
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise FinalizationRefused(f"{member_name(version)} is not UTF-8 text ({exc})") from None
+        members.append(_Member(version=version, data=data, report=parse_report(text)))
+    if not members:
+        raise FinalizationRefused("the run has no member reports")
+    digest = bundles.manifest_sha256(bundles.build_manifest({m.name: m.data for m in members}))
+    if digest != approval.manifest_sha256:
+        raise FinalizationRefused(
+            f"the member set changed since approval: approved manifest SHA-256 {approval.manifest_sha256}, "
+            f"current manifest SHA-256 {digest}"
+        )
+    return members
+
+
+def _render(run: Run, approval: Approval) -> tuple[str, dict]:
+    members = _verified_members(run, approval)
+    canonical = list(CanonicalRecord.objects.filter(run=run).order_by("kind", "number", "canonical_id"))
+    mappings = list(Mapping.objects.filter(run=run).order_by("source", "id"))
+    active_ids = [c.canonical_id for c in canonical if c.state == CanonicalRecord.State.ACTIVE]
+    accepted = [m for m in mappings if m.state == Mapping.State.ACCEPTED]
+    findings = validate_set(
+        [MemberInput(name=m.name, role=m.role, report=m.report) for m in members],
+        RunFacts(run_id=run.run_id, reviewed_boundary=run.reviewed_boundary),
+        canonical_ids=active_ids,
+        extra_mappings=[(m.source, m.relation, m.target) for m in accepted],
+    )
+    errors = [f for f in findings if f.severity == ERROR]
+    if errors:
+        first = "; ".join(f"{f.code} in {f.member or 'the set'}: {f.message}" for f in errors[:3])
+        raise FinalizationRefused(
+            f"re-validation of the stored member bytes found {len(errors)} error(s): {first}"
+        )
+    warnings = sum(1 for f in findings if f.severity == WARNING)
+    data = gather_result_input(
+        run=run, approval=approval, members=members, canonical=canonical, mappings=mappings,
+        errors=len(errors), warnings=warnings, profile_errors={f.member for f in errors if f.code.startswith("profile")},
+    )
+    try:
+        return rendering.render_result(data), rendering.result_json(data)
+    except ValueError as exc:
+        raise FinalizationRefused(f"the result cannot be rendered: {exc}") from None
+
+
+# --- gathering plain data for the renderer ------------------------------------
+
+
+def _top_sections(report: ParsedReport):
+    sections = list(report.sections)
+    if sum(1 for s in sections if s.level == 1) > 1:
+        top = 1
+    else:
+        levels = [s.level for s in sections if s.level > 1]
+        top = min(levels) if levels else 1
+    return [s for s in sections if s.level == top]
+
+
+def _norm(title: str) -> str:
+    return re.sub(r"\s+", " ", title).strip().lower()
+
+
+def _section_body(report: ParsedReport, section) -> str:
+    lines = report.text.splitlines(keepends=True)
+    return "".join(lines[section.line_start:section.line_end]).strip("\n")
+
+
+def _prose_and_boundary(member: _Member) -> tuple[tuple[tuple[str, str], ...], str]:
+    prose, boundary = [], ""
+    for section in _top_sections(member.report):
+        title = _norm(section.title)
+        if title == BOUNDARY_SECTION:
+            boundary = _section_body(member.report, section)
+        elif title not in NOT_PROSE and member.role != "result":
+            prose.append((section.title, _section_body(member.report, section)))
+    return tuple(prose), boundary
+
+
+def _aliases(canonical: list[CanonicalRecord], accepted: list[Mapping]) -> dict[str, str]:
+    """Every ID a member may have used for a canonical record → its canonical ID."""
+    active = {c.canonical_id for c in canonical if c.state == CanonicalRecord.State.ACTIVE}
+    aliases = {c.source_record_id: c.canonical_id for c in canonical
+               if c.canonical_id in active and c.source_record_id}
+    for m in accepted:
+        if m.target in active and m.relation in (Mapping.Relation.SAME, Mapping.Relation.NEW):
+            aliases.setdefault(m.source, m.target)
+    aliases.update({cid: cid for cid in active})
+    return aliases
+
+
+def _declaration_body(members: list[_Member], record_id: str) -> str | None:
+    for member in members:
+        for declaration in member.report.declarations:
+            if declaration.record_id == record_id:
+                return declaration.body
+    return None
+
+
+def _decision_word(state: str) -> str:
+    return {"accepted": "accept", "rejected": "reject"}.get(state, state)
+
+
+def gather_result_input(
+    *, run: Run, approval: Approval, members: list[_Member], canonical: list[CanonicalRecord],
+    mappings: list[Mapping], errors: int, warnings: int, profile_errors: set[str],
+) -> rendering.ResultInput:
+    accepted = [m for m in mappings if m.state == Mapping.State.ACCEPTED]
+    aliases = _aliases(canonical, accepted)
+
+    annotations: dict[str, list[rendering.AnnotationEntry]] = {}
+    for member in members:
+        for annotation in member.report.annotations:
+            canonical_id = aliases.get(annotation.target)
+            if canonical_id is not None:
+                annotations.setdefault(canonical_id, []).append(
+                    rendering.AnnotationEntry(member=member.name, target=annotation.target, text=annotation.body)
+                )
+
+    records = []
+    for c in canonical:
+        if c.state != CanonicalRecord.State.ACTIVE:
+            continue
+        body = _declaration_body(members, c.source_record_id or c.canonical_id)
+        records.append(rendering.CanonicalEntry(
+            canonical_id=c.canonical_id, kind=c.kind, label=c.label, text=c.text if body is None else body,
+            annotations=tuple(annotations.get(c.canonical_id, ())),
+        ))
+
+    member_entries, sources, seen_sources = [], [], set()
+    for member in members:
+        prose, boundary = _prose_and_boundary(member)
+        member_entries.append(rendering.MemberEntry(
+            name=member.name, role=member.role, version=member.version.version, sha256=member.version.sha256,
+            boundary_text=boundary, prose_sections=prose,
+        ))
+        for row in member.report.sources:
+            if row.source_id not in seen_sources:
+                seen_sources.add(row.source_id)
+                sources.append(rendering.SourceEntry(source_id=row.source_id, columns=row.columns))
+
+    issue_entries, rejected = [], []
+    issues = (IntegrationIssue.objects.filter(member_version__in=[m.version for m in members])
+              .select_related("member_version__member", "decision").order_by("member_version__member__role", "index"))
+    for issue in issues:
+        decision = getattr(issue, "decision", None)
+        role = issue.member_version.member.role
+        state = decision.state if decision is not None else "proposed"
+        issue_entries.append(rendering.IssueDecision(
+            member=role, index=issue.index, text=issue.text, decision=_decision_word(state),
+            rationale=decision.rationale if decision is not None else "", decided_by=decision.decided_by if decision else "",
+        ))
+        if state == IssueDecisionRow.State.REJECTED:
+            rejected.append(rendering.RejectedItem(
+                item=f"integration issue {issue.index} of the {role} report",
+                consequence="the refinement or conflict it states is not carried into the shared records",
+                rationale=decision.rationale,
+            ))
+    for m in mappings:
+        if m.state == Mapping.State.REJECTED:
+            rejected.append(rendering.RejectedItem(
+                item=f"mapping {m.source} {m.relation} {m.target or '∅'}",
+                consequence=(f"{m.source} is not joined to {m.target} in the shared set" if m.target
+                             else f"{m.source} has no recorded place in the shared set"),
+                rationale=m.rationale,
+            ))
+    for c in canonical:
+        if c.state == CanonicalRecord.State.REJECTED:
+            rejected.append(rendering.RejectedItem(
+                item=f"canonical record {c.canonical_id}",
+                consequence=f"{c.canonical_id} ({c.label or c.kind}) is not part of the shared records",
+                rationale=c.rationale,
+            ))
+
+    amendments, conflicts = [], []
+    supersessions = {(m.source, m.target): m for m in mappings if m.relation == Mapping.Relation.SUPERSEDES}
+    for member in members:
+        for amendment in member.report.amendments:
+            if amendment.kind == "unresolved-conflict":
+                conflicts.append(amendment.text)
+                continue
+            decided = _amendment_decision(amendment.references, supersessions)
+            if decided is None:
+                amendments.append(rendering.AmendmentDecision(
+                    text=amendment.text, decision="carried",
+                    rationale=f"stated in {member.name}, which the approval covers; no separate decision recorded",
+                ))
+            else:
+                amendments.append(rendering.AmendmentDecision(
+                    text=amendment.text, decision=_decision_word(decided.state), rationale=decided.rationale,
+                ))
+
+    fronts = [m.report.front_matter for m in members if isinstance(m.report.front_matter, dict)]
+    disposition = next((f.get("result-disposition") for f in fronts
+                        if f.get("result-disposition") in RESULT_DISPOSITIONS), "complete")
+    profile = next((m.report.front_matter["memory-comparison"] for m in members
+                    if isinstance(m.report.front_matter, dict)
+                    and isinstance(m.report.front_matter.get("memory-comparison"), dict)
+                    and m.name not in profile_errors), None)
+
+    return rendering.ResultInput(
+        run_id=run.run_id, system=run.system, title=run.title, run_date=_iso(run.run_date),
+        result_disposition=disposition, target_class=run.target_class, boundary_kind=run.boundary_kind,
+        reviewed_boundary=run.reviewed_boundary, evidence_tier=run.evidence_tier,
+        analysis_cutoff=_iso(run.analysis_cutoff),
+        verification=rendering.Verification(
+            approval_note=approval.note, approved_by=approval.approved_by,
+            approved_at=approval.approved_at.isoformat(timespec="seconds"),
+            errors=errors, warnings=warnings, manifest_sha256=approval.manifest_sha256,
+            checks=(
+                f"SHA-256 of every stored member version recomputed and matched ({len(members)} members)",
+                "run manifest recomputed from the stored member bytes and matched the approved manifest",
+                "record contract (DESIGN §6) re-validated on freshly parsed member bytes, per member and across the set",
+                "every mapping and integration issue decided before approval",
+            ),
+        ),
+        memory_comparison=_plain_json(profile),
+        members=tuple(member_entries),
+        sources=tuple(sources),
+        canonical_records=tuple(records),
+        mappings=tuple(rendering.MappingEntry(source=m.source, relation=m.relation, target=m.target or "")
+                       for m in accepted),
+        integration_issues=tuple(issue_entries),
+        amendments=tuple(amendments),
+        unresolved_conflicts=tuple(conflicts),
+        rejected_items=tuple(rejected),
+    )
+
+
+def _amendment_decision(references: tuple[str, ...], supersessions: dict) -> Mapping | None:
+    for (source, target), mapping in supersessions.items():
+        if source in references and target in references and not mapping.is_open:
+            return mapping
+    return None
+
+
+def _iso(value) -> str:
+    return value.isoformat() if value else ""
+
+
+def _plain_json(value):
+    """Front matter values as JSON data (YAML may give dates)."""
+    if value is None:
+        return None
+    return json.loads(json.dumps(value, cls=DjangoJSONEncoder))
+
+
+# --- export -------------------------------------------------------------------
+
+
+def audit_json(run: Run) -> bytes:
+    """The run's audit events, oldest first, with their chain hashes."""
+    events = [
+        {
+            "seq": e.seq, "actor": e.actor, "action": e.action, "object_type": e.object_type,
+            "object_id": e.object_id, "before": e.before, "after": e.after,
+            "created_at": e.created_at.isoformat(timespec="microseconds"),
+            "prev_hash": e.prev_hash, "hash": e.hash,
+        }
+        for e in AuditEvent.objects.filter(run=run).order_by("seq")
+    ]
+    return (json.dumps({"run": run.run_id, "events": events}, indent=2, ensure_ascii=False,
+                       cls=DjangoJSONEncoder) + "\n").encode("utf-8")
+
+
+def export_bundle(*, run: Run) -> bytes:
+    """The run as a zip in the set layout: pins, current members, result, audit, MANIFEST.json."""
+    versions = current_versions(run)
+    result = Result.objects.filter(run=run).first()
+    entries = bundles.export_entries(
+        member_files(versions), audit_json=audit_json(run),
+        result_md=result.markdown.encode("utf-8") if result is not None else None,
+    )
+    return bundles.write_export_zip(entries)

@@ -1,0 +1,290 @@
+"""Approval and reopening (DESIGN §3): what blocks a sign-off, what it records, what it queues."""
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+
+from reconcile import approval as services
+from reconcile.approval import ApprovalBlocked, NoteRequired, approve_run, reopen_run
+from reconcile.bundles import build_manifest, manifest_sha256
+from reconcile.models import Approval, CanonicalRecord, IssueDecision, Mapping
+from records.models import Finding, IntegrationIssue, MemberReport, MemberVersion, ValidationReport
+from records.parsing import parse_report
+from reviews.audit import Actor, verify_chain
+from reviews.models import AuditEvent, Run
+from tests.conftest import CORPUS
+
+CHEATSHEET = CORPUS / "AAS-2026-10-02-dynamic-cheatsheet-01"
+CHEATSHEET_FIELDS = dict(
+    run_id="AAS-2026-10-02-dynamic-cheatsheet-01",
+    system="Dynamic Cheatsheet",
+    title="Dynamic Cheatsheet agentic-system analysis",
+    run_date="2026-10-02",
+    target_class="memory/knowledge/context-engineering system",
+    boundary_kind="whole-system",
+    reviewed_boundary="5cfe3c37e8e52b1d858d0f3df46e7f17c50991b9",
+    evidence_tier="code-grounded",
+    analysis_cutoff="2026-10-02",
+)
+REVIEWER = Actor("user:reviewer-1")
+NUMBERED = re.compile(r"^(?:(?:RT|MEM|EPI)-)?(?P<kind>[A-Z]{3})-(?P<number>\d+)$")
+
+
+def store_members(run: Run, files: dict[str, bytes]) -> list[MemberVersion]:
+    """Member rows as the upload pipeline leaves them: validated current versions."""
+    versions = []
+    for name, data in sorted(files.items()):
+        member = MemberReport.objects.create(run=run, role=name.removesuffix(".md"))
+        version = MemberVersion.objects.create(
+            member=member, version=1, filename=name, content=data, sha256=hashlib.sha256(data).hexdigest(),
+            size=len(data), status=MemberVersion.Status.VALIDATED, uploaded_by="token:agent-1",
+        )
+        member.current_version = version
+        member.save(update_fields=["current_version"])
+        versions.append(version)
+    return versions
+
+
+def mark_validated(run: Run, files: dict[str, bytes], *, errors: int = 0, warnings: int = 0) -> ValidationReport:
+    digest = manifest_sha256(build_manifest(files))
+    Run.objects.filter(pk=run.pk).update(manifest_sha256=digest, status=Run.Status.IN_REVIEW)
+    run.refresh_from_db()
+    return ValidationReport.objects.create(run=run, manifest_sha256=digest, errors=errors, warnings=warnings)
+
+
+def reconcile_rows(run: Run, versions: list[MemberVersion], *, decided: bool = True) -> None:
+    """Canonical records, mappings and issue decisions as a reviewer would leave them.
+
+    The runtime's numbered records seed the shared set under bare IDs
+    (RT-OBJ-2 → OBJ-2); every other member's declaration enters through a
+    `new` mapping under the next free number of its kind; every integration
+    issue is accepted. With decided=False the mappings and issues stay proposed.
+    """
+    state = Mapping.State.ACCEPTED if decided else Mapping.State.PROPOSED
+    last: dict[str, int] = {}
+    by_role = {v.member.role: v for v in versions}
+    runtime = by_role.get("runtime")
+    if runtime is not None:
+        for declaration in parse_report(bytes(runtime.content).decode()).declarations:
+            match = NUMBERED.match(declaration.record_id)
+            kind, number = match["kind"], int(match["number"])
+            last[kind] = max(last.get(kind, 0), number)
+            CanonicalRecord.objects.create(
+                run=run, canonical_id=f"{kind}-{number}", kind=kind, number=number, label=declaration.label,
+                text=declaration.body, origin=CanonicalRecord.Origin.RUNTIME, source_record_id=declaration.record_id,
+            )
+    for version in versions:
+        if version.member.role == "runtime":
+            continue
+        report = parse_report(bytes(version.content).decode())
+        for declaration in report.declarations:
+            kind = declaration.kind
+            last[kind] = last.get(kind, 0) + 1
+            target = f"{kind}-{last[kind]}"
+            Mapping.objects.create(
+                run=run, source=declaration.record_id, relation=Mapping.Relation.NEW, target=target,
+                origin=Mapping.Origin.SUGGESTED, proposed_by="app", state=state,
+                rationale="a record of its own" if decided else "", decided_by="user:reviewer-1" if decided else "",
+            )
+            if decided:
+                CanonicalRecord.objects.create(
+                    run=run, canonical_id=target, kind=kind, number=last[kind], label=declaration.label,
+                    text=declaration.body, origin=CanonicalRecord.Origin.MAPPING, source_record_id=declaration.record_id,
+                )
+        for issue in report.integration_issues:
+            row = IntegrationIssue.objects.create(
+                run=run, member_version=version, index=issue.index, text=issue.text,
+                references=list(issue.references), line=issue.line,
+                content_sha256=hashlib.sha256(issue.text.encode()).hexdigest(),
+            )
+            IssueDecision.objects.create(
+                run=run, issue=row, state=IssueDecision.State.ACCEPTED if decided else IssueDecision.State.PROPOSED,
+                rationale="checked against the runtime routes" if decided else "",
+                decided_by="user:reviewer-1" if decided else "",
+            )
+
+
+def corpus_files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("*.md"))}
+
+
+@pytest.fixture
+def ready_run(run_factory):
+    """The dynamic-cheatsheet corpus run, validated without errors and fully reconciled, in review."""
+    run = run_factory(**CHEATSHEET_FIELDS)
+    files = corpus_files(CHEATSHEET)
+    versions = store_members(run, files)
+    mark_validated(run, files, warnings=1)
+    reconcile_rows(run, versions)
+    return run
+
+
+@pytest.fixture
+def undecided_run(run_factory):
+    run = run_factory(**CHEATSHEET_FIELDS)
+    files = corpus_files(CHEATSHEET)
+    versions = store_members(run, files)
+    mark_validated(run, files)
+    reconcile_rows(run, versions, decided=False)
+    return run
+
+
+# --- approve_run ---------------------------------------------------------------
+
+
+def test_it_approves_a_reconciled_run_and_records_its_manifest(ready_run, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        approval = approve_run(run=ready_run, note="Read every mapping against the runtime routes.", actor=REVIEWER)
+    ready_run.refresh_from_db()
+    assert ready_run.status == Run.Status.APPROVED
+    assert approval.approved_by == "user:reviewer-1"
+    assert approval.manifest_sha256 == ready_run.manifest_sha256
+    assert hashlib.sha256(approval.manifest.encode()).hexdigest() == approval.manifest_sha256
+    assert "runtime.md:" in approval.manifest
+    assert len(callbacks) == 1  # finalization queued after commit
+
+
+def test_it_writes_one_run_approved_event_with_the_manifest_and_note(ready_run, django_capture_on_commit_callbacks):
+    before = AuditEvent.objects.filter(run=ready_run).count()
+    with django_capture_on_commit_callbacks(execute=False):
+        approve_run(run=ready_run, note="Checked hashes and decisions.", actor=REVIEWER)
+    events = list(AuditEvent.objects.filter(run=ready_run).order_by("seq"))
+    assert len(events) == before + 1
+    event = events[-1]
+    assert event.action == "run.approved"
+    assert event.actor == "user:reviewer-1"
+    assert event.before == {"status": "in_review"}
+    assert event.after["status"] == "approved"
+    assert event.after["manifest_sha256"] == ready_run.manifest_sha256
+    assert event.after["note"] == "Checked hashes and decisions."
+    assert verify_chain(ready_run).ok
+
+
+def test_it_refuses_an_approval_without_a_note(ready_run):
+    with pytest.raises(NoteRequired):
+        approve_run(run=ready_run, note="   ", actor=REVIEWER)
+    ready_run.refresh_from_db()
+    assert ready_run.status == Run.Status.IN_REVIEW
+    assert not Approval.objects.filter(run=ready_run).exists()
+
+
+def test_it_lists_undecided_mappings_and_issues_with_counts(undecided_run):
+    with pytest.raises(ApprovalBlocked) as blocked:
+        approve_run(run=undecided_run, note="Tried too early.", actor=REVIEWER)
+    reasons = blocked.value.reasons
+    mappings = Mapping.objects.filter(run=undecided_run).count()
+    issues = IntegrationIssue.objects.filter(run=undecided_run).count()
+    assert any(r.startswith(f"{mappings} mappings undecided: ") for r in reasons), reasons
+    assert any(r.startswith(f"{issues} integration issues undecided: memory issue 1 (proposed)") for r in reasons)
+    assert any("and " in r and "more" in r for r in reasons)
+    undecided_run.refresh_from_db()
+    assert undecided_run.status == Run.Status.IN_REVIEW
+
+
+def test_it_counts_a_stale_mapping_as_undecided(ready_run):
+    mapping = Mapping.objects.filter(run=ready_run).first()
+    Mapping.objects.filter(pk=mapping.pk).update(state=Mapping.State.STALE)
+    with pytest.raises(ApprovalBlocked) as blocked:
+        approve_run(run=ready_run, note="n", actor=REVIEWER)
+    assert blocked.value.reasons == [f"1 mapping undecided: {mapping.source} new {mapping.target} (stale)."]
+
+
+def test_it_counts_an_issue_without_a_decision_row_as_undecided(ready_run):
+    IssueDecision.objects.filter(run=ready_run, issue__index=2).delete()
+    with pytest.raises(ApprovalBlocked) as blocked:
+        approve_run(run=ready_run, note="n", actor=REVIEWER)
+    assert blocked.value.reasons == ["1 integration issue undecided: memory issue 2 (proposed)."]
+
+
+def test_it_is_blocked_by_validation_errors_naming_the_first(ready_run):
+    report = ValidationReport.objects.get(run=ready_run)
+    ValidationReport.objects.filter(pk=report.pk).update(errors=2)
+    Finding.objects.create(report=report, member="memory", code="unresolved-reference", severity="error",
+                           record_id="RT-OBJ-9", line=3, message="not declared")
+    with pytest.raises(ApprovalBlocked) as blocked:
+        approve_run(run=ready_run, note="n", actor=REVIEWER)
+    assert blocked.value.reasons == [
+        "Validation found 2 errors (first: unresolved-reference in memory at RT-OBJ-9); errors block approval."
+    ]
+
+
+def test_it_is_blocked_when_validation_is_stale(ready_run):
+    version = MemberVersion.objects.get(member__run=ready_run, member__role="memory")
+    new = MemberVersion.objects.create(
+        member=version.member, version=2, filename="memory.md", content=b"# changed\n",
+        sha256=hashlib.sha256(b"# changed\n").hexdigest(), size=10, uploaded_by="token:agent-1",
+    )
+    MemberReport.objects.filter(pk=version.member_id).update(current_version=new)
+    with pytest.raises(ApprovalBlocked) as blocked:
+        approve_run(run=ready_run, note="n", actor=REVIEWER)
+    assert len(blocked.value.reasons) == 1
+    assert blocked.value.reasons[0].startswith("Validation is stale")
+
+
+def test_it_is_blocked_when_the_manifest_was_never_validated(ready_run):
+    ValidationReport.objects.filter(run=ready_run).delete()
+    with pytest.raises(ApprovalBlocked) as blocked:
+        approve_run(run=ready_run, note="n", actor=REVIEWER)
+    assert blocked.value.reasons == [
+        "The current member versions have not been validated yet; wait for validation to finish."
+    ]
+
+
+def test_it_refuses_to_approve_a_run_that_is_not_in_review(ready_run):
+    Run.objects.filter(pk=ready_run.pk).update(status=Run.Status.VALIDATING)
+    with pytest.raises(ApprovalBlocked) as blocked:
+        approve_run(run=ready_run, note="n", actor=REVIEWER)
+    assert blocked.value.reasons[0] == "The run is validating; only a run in review can be approved."
+
+
+def test_it_refuses_a_second_approval(ready_run, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        approve_run(run=ready_run, note="first", actor=REVIEWER)
+    with pytest.raises(ApprovalBlocked):
+        approve_run(run=ready_run, note="second", actor=REVIEWER)
+    assert Approval.objects.filter(run=ready_run).count() == 1
+
+
+# --- reopen_run ----------------------------------------------------------------
+
+
+def test_it_reopens_an_approved_run_and_withdraws_the_approval(ready_run, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        approval = approve_run(run=ready_run, note="ok", actor=REVIEWER)
+    reopen_run(run=ready_run, reason="A mapping target was wrong.", actor=REVIEWER)
+    ready_run.refresh_from_db()
+    approval.refresh_from_db()
+    assert ready_run.status == Run.Status.IN_REVIEW
+    assert approval.withdrawn_at is not None
+    assert approval.withdrawn_reason == "A mapping target was wrong."
+    event = AuditEvent.objects.filter(run=ready_run).order_by("-seq").first()
+    assert event.action == "run.reopened"
+    assert event.after["reason"] == "A mapping target was wrong."
+    assert services.current_approval(ready_run) is None
+
+
+def test_it_refuses_to_reopen_without_a_reason(ready_run, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        approve_run(run=ready_run, note="ok", actor=REVIEWER)
+    with pytest.raises(NoteRequired):
+        reopen_run(run=ready_run, reason="", actor=REVIEWER)
+    ready_run.refresh_from_db()
+    assert ready_run.status == Run.Status.APPROVED
+
+
+def test_it_refuses_to_reopen_a_run_in_review(ready_run):
+    with pytest.raises(ApprovalBlocked):
+        reopen_run(run=ready_run, reason="why not", actor=REVIEWER)
+
+
+def test_it_can_approve_again_after_reopening(ready_run, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        approve_run(run=ready_run, note="first", actor=REVIEWER)
+    reopen_run(run=ready_run, reason="look again", actor=REVIEWER)
+    with django_capture_on_commit_callbacks(execute=False):
+        second = approve_run(run=ready_run, note="second look", actor=REVIEWER)
+    assert services.current_approval(ready_run) == second
+    assert Approval.objects.filter(run=ready_run).count() == 2
