@@ -1,1 +1,15 @@
-urlpatterns = []
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("runs/<str:run_id>/", api.RunDetailView.as_view(), name="api-run-detail"),
+    path("runs/<str:run_id>/members/", api.MemberUploadView.as_view(), name="api-member-upload"),
+    path("runs/<str:run_id>/members/<str:member_id>/", api.MemberDetailView.as_view(), name="api-member-detail"),
+    path("runs/<str:run_id>/members/<str:member_id>/raw", api.MemberRawView.as_view(), name="api-member-raw"),
+    path("runs/<str:run_id>/records/", api.RecordListView.as_view(), name="api-records"),
+    path("runs/<str:run_id>/integration-issues/", api.IntegrationIssueListView.as_view(),
+         name="api-integration-issues"),
+    path("runs/<str:run_id>/validation/", api.ValidationView.as_view(), name="api-validation"),
+    path("runs/<str:run_id>/bundle/", api.BundleImportView.as_view(), name="api-bundle"),
+]

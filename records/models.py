@@ -63,6 +63,8 @@ class MemberVersion(models.Model):
     # When a worker claimed the parse; the sweep re-queues claims older than the timeout.
     claimed_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # When its parse was last handed to the broker; the sweep waits this long before queueing again.
+    queued_at = models.DateTimeField(null=True, blank=True)
     parsed_at = models.DateTimeField(null=True, blank=True)
     # Parser output that is not a row of its own: front matter, sections, sources, mappings,
     # amendments, quotations, ranges, counts.

@@ -1,0 +1,318 @@
+"""REST API for member reports, records, issues and validation (DESIGN §4): one view per operation."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.models import Count, Q
+from django.http import Http404, HttpResponse, HttpResponseNotModified
+from django.utils.http import content_disposition_header
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from reviews.access import READ_RUNS, UPLOAD
+from reviews.api import RunSerializer, get_run_for
+from reviews.api_errors import ApiError
+from reviews.audit import Actor
+
+from . import services
+from .ids import KINDS, PREFIXES
+from .models import Finding, IntegrationIssue, MemberReport, MemberVersion, Record, Role
+from .serializers import (
+    COUNT_KEYS,
+    FindingSerializer,
+    IntegrationIssueSerializer,
+    MemberVersionSerializer,
+    RecordSerializer,
+    VersionSummarySerializer,
+    full_counts,
+)
+
+REFUSAL_STATUS = {
+    services.ReportTooLarge: 413,
+    services.BundleTooLarge: 413,
+    services.NotText: 415,
+    services.RunClosed: 409,
+}
+
+
+def refusal(error: services.UploadRefused) -> ApiError:
+    status_code = next((code for cls, code in REFUSAL_STATUS.items() if isinstance(error, cls)), 400)
+    return ApiError(error.message, code=error.code, status_code=status_code, details=error.details)
+
+
+def bad_parameter(name: str, message: str) -> ApiError:
+    return ApiError(f"{name}: {message}", code="invalid_parameter", details={"parameter": name})
+
+
+def _member_for(run, member_id: str) -> MemberReport:
+    member = MemberReport.objects.filter(run=run, role=member_id).first()
+    if member is None:
+        raise Http404
+    return member
+
+
+def _current_versions(run):
+    return MemberVersion.objects.filter(pk__in=MemberReport.objects.filter(run=run).values("current_version"))
+
+
+def _member_summary(member: MemberReport) -> dict:
+    version = member.current_version
+    return {
+        "member_id": member.role, "role": member.role,
+        "filename": version.filename if version else "",
+        "version": version.version if version else None,
+        "sha256": version.sha256 if version else "",
+        "status": version.status if version else "",
+        "size": version.size if version else 0,
+        "counts": full_counts(version.counts if version else None),
+    }
+
+
+def run_detail_data(run) -> dict:
+    members = [
+        _member_summary(member)
+        for member in MemberReport.objects.filter(run=run).select_related("current_version")
+        .defer("current_version__content").order_by("role")
+    ]
+    totals = {key: sum(m["counts"][key] for m in members) for key in COUNT_KEYS}
+    report = services.latest_validation(run)
+    validation = ({"manifest_sha256": report.manifest_sha256, "errors": report.errors, "warnings": report.warnings,
+                   "current": report.manifest_sha256 == run.manifest_sha256} if report else None)
+    return RunSerializer(run).data | {"members": members, "counts": totals, "validation": validation}
+
+
+class RunDetailView(APIView):
+    @extend_schema(summary="A run with its members, counts, manifest hash and latest validation summary",
+                   responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, run_id: str):
+        run = get_run_for(request, run_id, READ_RUNS, "read")
+        return Response(run_detail_data(run))
+
+
+def _upload_from(request) -> tuple[str, str, bytes]:
+    """(role, filename, bytes) from multipart `file`+`role` or JSON `{"role", "content"[, "filename"]}`."""
+    data = request.data
+    if not hasattr(data, "get"):
+        raise ApiError("the body must be a JSON object with `role` and `content`, or multipart `file` and `role`",
+                       code="invalid_body")
+    role = data.get("role")
+    if not isinstance(role, str) or not role:
+        raise ApiError("role: required, one of " + ", ".join(Role.values), code="invalid",
+                       details={"field": "role", "roles": list(Role.values)})
+    upload = request.FILES.get("file")
+    if upload is not None:
+        if upload.size > settings.MAX_UPLOAD_BYTES:
+            raise refusal(services.ReportTooLarge(
+                f"file: {upload.size} bytes; the limit is {settings.MAX_UPLOAD_BYTES} bytes",
+                details={"size": upload.size, "limit": settings.MAX_UPLOAD_BYTES}))
+        return role, upload.name, b"".join(upload.chunks())
+    content = data.get("content")
+    if content is None:
+        raise ApiError("file: required (multipart), or `content` as a string (JSON)", code="invalid",
+                       details={"field": "file"})
+    if not isinstance(content, str):
+        raise ApiError(f"content: must be a string holding the report's text, not {type(content).__name__}",
+                       code="invalid", details={"field": "content"})
+    filename = data.get("filename") or f"{role}.md"
+    if not isinstance(filename, str):
+        raise ApiError("filename: must be a string", code="invalid", details={"field": "filename"})
+    try:
+        raw = content.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise refusal(services.NotText(f"content: not encodable as UTF-8 (a lone surrogate at character "
+                                       f"{error.start})", details={"field": "content"})) from None
+    return role, filename, raw
+
+
+class MemberUploadView(APIView):
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    @extend_schema(summary="Upload a member report (multipart file+role, or JSON role+content)",
+                   request=OpenApiTypes.OBJECT, responses={201: MemberVersionSerializer, 200: MemberVersionSerializer})
+    def post(self, request, run_id: str):
+        run = get_run_for(request, run_id, UPLOAD, "upload")
+        role, filename, content = _upload_from(request)
+        try:
+            version, created = services.ingest_member_report(run=run, role=role, filename=filename, content=content,
+                                                             actor=Actor.for_request(request))
+        except services.UploadRefused as error:
+            raise refusal(error) from None
+        version.refresh_from_db(fields=["status", "status_reason", "counts"])
+        return Response(MemberVersionSerializer(version).data,
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class MemberDetailView(APIView):
+    @extend_schema(summary="One member: current version, status, counts, every version, findings",
+                   responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, run_id: str, member_id: str):
+        run = get_run_for(request, run_id, READ_RUNS, "read")
+        member = _member_for(run, member_id)
+        versions = list(member.versions.defer("content").order_by("version"))
+        data = _member_summary(MemberReport.objects.select_related("current_version")
+                               .defer("current_version__content").get(pk=member.pk))
+        current = next((v for v in versions if v.pk == member.current_version_id), None)
+        report = services.latest_validation(run)
+        found = (report.findings.filter(member=member.role).aggregate(
+            errors=Count("pk", filter=Q(severity=Finding.Severity.ERROR)),
+            warnings=Count("pk", filter=Q(severity=Finding.Severity.WARNING)))
+            if report else {"errors": 0, "warnings": 0})
+        data |= {
+            "status_reason": current.status_reason if current else "",
+            "doc_type": current.doc_type if current else "",
+            "generation": current.generation if current else "",
+            "front_matter": current.front_matter if current else {},
+            "versions": VersionSummarySerializer(versions, many=True).data,
+            "findings": found,
+        }
+        return Response(data)
+
+
+class MemberRawView(APIView):
+    @extend_schema(summary="The exact uploaded bytes (current version, or ?version=N)",
+                   parameters=[OpenApiParameter("version", int)], responses={(200, "text/plain"): OpenApiTypes.BINARY})
+    def get(self, request, run_id: str, member_id: str):
+        run = get_run_for(request, run_id, READ_RUNS, "read")
+        member = _member_for(run, member_id)
+        wanted = request.query_params.get("version")
+        if wanted is None:
+            version = MemberVersion.objects.filter(pk=member.current_version_id).first()
+        elif not wanted.isdigit():
+            raise bad_parameter("version", f"{wanted!r} is not a version number")
+        else:
+            version = member.versions.filter(version=int(wanted)).first()
+        if version is None:
+            raise Http404
+        etag = f'"{version.sha256}"'
+        if etag in request.headers.get("If-None-Match", ""):
+            return HttpResponseNotModified(headers={"ETag": etag})
+        response = HttpResponse(bytes(version.content), content_type="text/plain; charset=utf-8")
+        response["ETag"] = etag
+        response["Content-Disposition"] = content_disposition_header(False, version.filename)
+        return response
+
+
+class RecordListView(generics.ListAPIView):
+    serializer_class = RecordSerializer
+
+    @extend_schema(summary="Records of the run (current versions unless ?version=)", parameters=[
+        OpenApiParameter("member", str), OpenApiParameter("kind", str), OpenApiParameter("prefix", str),
+        OpenApiParameter("type", str, enum=list(Record.Type.values)), OpenApiParameter("version", int)])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
+        params = self.request.query_params
+        records = Record.objects.filter(run=run).select_related("member_version__member") \
+            .defer("member_version__content", "member_version__parsed", "member_version__front_matter")
+        member = params.get("member")
+        if member is not None:
+            if member not in Role.values:
+                raise bad_parameter("member", f"unknown member {member!r}; use one of {', '.join(Role.values)}")
+            records = records.filter(member_version__member__role=member)
+        version = params.get("version")
+        if version is None:
+            records = records.filter(member_version__in=_current_versions(run))
+        elif not version.isdigit():
+            raise bad_parameter("version", f"{version!r} is not a version number")
+        elif member is None:
+            raise bad_parameter("version", "needs ?member= (versions are numbered per member)")
+        else:
+            records = records.filter(member_version__version=int(version))
+        kind = params.get("kind")
+        if kind is not None:
+            if kind not in KINDS:
+                raise bad_parameter("kind", f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+            records = records.filter(kind=kind)
+        prefix = params.get("prefix")
+        if prefix is not None:
+            if prefix not in (*PREFIXES, ""):
+                raise bad_parameter("prefix", f"unknown prefix {prefix!r}; use one of {', '.join(PREFIXES)} "
+                                              "or an empty value for bare IDs")
+            records = records.filter(prefix=prefix)
+        record_type = params.get("type")
+        if record_type is not None:
+            if record_type not in Record.Type.values:
+                raise bad_parameter("type", f"use one of {', '.join(Record.Type.values)}")
+            records = records.filter(record_type=record_type)
+        return records.order_by("member_version__member__role", "ordinal")
+
+
+class IntegrationIssueListView(generics.ListAPIView):
+    """Issues of the current member versions. Reconcile serves this path with decision state."""
+
+    serializer_class = IntegrationIssueSerializer
+
+    def get_queryset(self):
+        run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
+        issues = IntegrationIssue.objects.filter(run=run, member_version__in=_current_versions(run))
+        member = self.request.query_params.get("member")
+        if member is not None:
+            if member not in Role.values:
+                raise bad_parameter("member", f"unknown member {member!r}; use one of {', '.join(Role.values)}")
+            issues = issues.filter(member_version__member__role=member)
+        return issues.select_related("member_version__member").defer("member_version__content") \
+            .order_by("member_version__member__role", "index")
+
+
+class ValidationView(APIView):
+    @extend_schema(summary="The latest validation of the run's member set", parameters=[
+        OpenApiParameter("severity", str, enum=list(Finding.Severity.values)), OpenApiParameter("member", str)],
+        responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, run_id: str):
+        run = get_run_for(request, run_id, READ_RUNS, "read")
+        report = services.latest_validation(run)
+        if report is None:
+            return Response({"manifest_sha256": run.manifest_sha256 or None, "current": False,
+                             "counts": {"errors": 0, "warnings": 0}, "validated_at": None, "findings": []})
+        findings = report.findings.all()
+        severity = request.query_params.get("severity")
+        if severity is not None:
+            if severity not in Finding.Severity.values:
+                raise bad_parameter("severity", f"use one of {', '.join(Finding.Severity.values)}")
+            findings = findings.filter(severity=severity)
+        member = request.query_params.get("member")
+        if member is not None:
+            findings = findings.filter(member=member)
+        return Response({
+            "manifest_sha256": report.manifest_sha256,
+            "current": report.manifest_sha256 == run.manifest_sha256,
+            "counts": {"errors": report.errors, "warnings": report.warnings},
+            "validated_at": report.created_at,
+            "findings": FindingSerializer(findings, many=True).data,
+        })
+
+
+class BundleImportView(APIView):
+    """POST imports a run directory (zip or tar.gz). Reconcile subclasses it to add the GET export."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(summary="Import a run directory: ARTIFACT.yaml plus member files, all pins checked",
+                   request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request, run_id: str):
+        run = get_run_for(request, run_id, UPLOAD, "import bundle")
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ApiError("file: required, a zip or tar.gz of the run directory", code="invalid",
+                           details={"field": "file"})
+        if upload.size > settings.MAX_BUNDLE_BYTES:
+            raise refusal(services.BundleTooLarge(
+                f"{upload.name}: {upload.size} bytes; the limit is {settings.MAX_BUNDLE_BYTES} bytes",
+                details={"size": upload.size, "limit": settings.MAX_BUNDLE_BYTES}))
+        try:
+            results = services.import_bundle(run=run, archive=b"".join(upload.chunks()),
+                                             actor=Actor.for_request(request))
+        except services.UploadRefused as error:
+            raise refusal(error) from None
+        created = sum(1 for _, was_created in results if was_created)
+        members = []
+        for version, was_created in results:
+            version.refresh_from_db(fields=["status", "status_reason", "counts"])
+            members.append(MemberVersionSerializer(version).data | {"created": was_created})
+        return Response({"members": members, "created": created},
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

@@ -1,0 +1,61 @@
+"""How member reports, records, issues and findings look over the API (DESIGN §4)."""
+from rest_framework import serializers
+
+from .models import Finding, IntegrationIssue, MemberVersion, Record
+
+COUNT_KEYS = ("declarations", "annotations", "integration_issues", "sources", "mappings", "quotations", "references")
+
+
+def full_counts(counts: dict | None) -> dict[str, int]:
+    counts = counts or {}
+    return {key: int(counts.get(key, 0)) for key in COUNT_KEYS}
+
+
+class MemberVersionSerializer(serializers.ModelSerializer):
+    """One uploaded version; what an upload returns."""
+
+    member_id = serializers.CharField(source="member.role")
+    role = serializers.CharField(source="member.role")
+    counts = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MemberVersion
+        fields = ["member_id", "role", "version", "sha256", "status", "status_reason", "size", "filename",
+                  "counts", "created_at", "uploaded_by"]
+
+    def get_counts(self, version) -> dict:
+        return full_counts(version.counts)
+
+
+class VersionSummarySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MemberVersion
+        fields = ["version", "sha256", "size", "status", "status_reason", "filename", "created_at", "uploaded_by",
+                  "parsed_at"]
+
+
+class RecordSerializer(serializers.ModelSerializer):
+    member = serializers.CharField(source="member_version.member.role")
+    version = serializers.IntegerField(source="member_version.version")
+
+    class Meta:
+        model = Record
+        fields = ["id", "record_id", "record_type", "kind", "prefix", "label", "member", "version", "fields",
+                  "references", "line_start", "line_end", "form", "content_sha256", "text"]
+
+
+class IntegrationIssueSerializer(serializers.ModelSerializer):
+    """Reconcile extends this with the issue's decision state."""
+
+    member = serializers.CharField(source="member_version.member.role")
+    version = serializers.IntegerField(source="member_version.version")
+
+    class Meta:
+        model = IntegrationIssue
+        fields = ["id", "member", "version", "index", "text", "references", "line", "content_sha256"]
+
+
+class FindingSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Finding
+        fields = ["code", "severity", "member", "record_id", "line", "message"]

@@ -1,0 +1,518 @@
+"""Member reports through the pipeline: upload → parse → validate → hash (DESIGN §3, §6, §10).
+
+Each verb writes its audit event in its own transaction and queues the next
+step only after commit. A queued step that never runs (broker down, worker
+killed) is found by `sweep_stuck_members` and queued again; every step
+claims its work first, so running one twice changes nothing.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import re
+from datetime import timedelta
+from typing import Any, Collection, Sequence
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Max, Q
+from django.db.models.functions import Coalesce, Greatest
+from django.utils import timezone
+
+from reviews.audit import Actor, record_event
+from reviews.models import Run
+from reviews.services import set_run_status
+
+from . import archives
+from .document import ParsedReport
+from .models import Finding, IntegrationIssue, MemberReport, MemberVersion, Record, Role, ValidationReport
+from .parsing import parse_report, parse_report_strict
+from .validation import MemberInput, RunFacts, validate_set
+
+logger = logging.getLogger(__name__)
+
+RECONCILE_SYNC_TASK = "reconcile.tasks.sync_run"
+
+
+# --- refusals -------------------------------------------------------------
+
+
+class UploadRefused(Exception):
+    """Input the pipeline will not take; the message says what is wrong and what to do."""
+
+    code = "invalid_upload"
+
+    def __init__(self, message: str, *, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class EmptyReport(UploadRefused):
+    code = "empty_report"
+
+
+class ReportTooLarge(UploadRefused):
+    code = "too_large"
+
+
+class NotText(UploadRefused):
+    code = "not_utf8_text"
+
+
+class UnknownRole(UploadRefused):
+    code = "unknown_role"
+
+
+class RunClosed(UploadRefused):
+    code = "run_not_accepting_uploads"
+
+
+class BundleRefused(UploadRefused):
+    code = "bundle_refused"
+
+
+class BundleTooLarge(BundleRefused):
+    code = "too_large"
+
+
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+def check_role(role: str) -> str:
+    if role not in Role.values:
+        raise UnknownRole(f"unknown role {role!r}; use one of: {', '.join(Role.values)}",
+                          details={"roles": list(Role.values)})
+    return role
+
+
+def check_report_bytes(content: bytes) -> str:
+    """The report's text, or a refusal: empty, too large, binary, not UTF-8."""
+    if not content or not content.strip():
+        raise EmptyReport("the report is empty; upload the report's UTF-8 text")
+    if len(content) > settings.MAX_UPLOAD_BYTES:
+        raise ReportTooLarge(f"the report is {len(content)} bytes; the limit is {settings.MAX_UPLOAD_BYTES} bytes",
+                             details={"size": len(content), "limit": settings.MAX_UPLOAD_BYTES})
+    nul = content.find(b"\x00")
+    if nul != -1:
+        raise NotText(f"binary content: a NUL byte at byte offset {nul}; reports are UTF-8 text",
+                      details={"offset": nul})
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise NotText(f"not UTF-8: byte 0x{content[error.start]:02x} at byte offset {error.start} is invalid; "
+                      "save the report as UTF-8", details={"offset": error.start}) from None
+    controls = len(_CONTROL_RE.findall(text))
+    if controls > max(16, len(text) // 20):
+        raise NotText(f"binary content: {controls} control characters in {len(text)}; reports are UTF-8 text",
+                      details={"control_characters": controls})
+    return text
+
+
+def _clean_filename(filename: str | None, role: str) -> str:
+    name = os.path.basename((filename or "").replace("\\", "/"))
+    name = _CONTROL_RE.sub("", name).strip()
+    return (name or archives.member_filename(role))[:255]
+
+
+def _version_label(role: str, number: int) -> str:
+    return f"{role}/v{number}"
+
+
+# --- queueing -------------------------------------------------------------
+
+
+def _send(task, *args) -> None:
+    """Hand a task to the broker. A broker that is down loses nothing: the sweep re-queues (DESIGN §10)."""
+    try:
+        task.apply_async(args=args, retry=True,
+                         retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2})
+    except Exception:  # noqa: BLE001 — whatever the transport raises, the committed row is safe
+        logger.warning("could not queue %s%r; the sweep will re-queue it", task.name, args, exc_info=True)
+
+
+def _queue_after_commit(task_name: str, *args) -> None:
+    from . import tasks
+
+    transaction.on_commit(lambda: _send(getattr(tasks, task_name), *args))
+
+
+def _queue_reconcile_sync(run_pk: int) -> None:
+    """Reconcile's sync, by name: records never imports reconcile."""
+    from config.celery import app
+
+    def send() -> None:
+        task = app.tasks.get(RECONCILE_SYNC_TASK)
+        if task is not None:
+            _send(task, run_pk)
+        elif not app.conf.task_always_eager:
+            try:
+                app.send_task(RECONCILE_SYNC_TASK, args=[run_pk])
+            except Exception:  # noqa: BLE001
+                logger.warning("could not queue %s(%s)", RECONCILE_SYNC_TASK, run_pk, exc_info=True)
+
+    transaction.on_commit(send)
+
+
+# --- upload ---------------------------------------------------------------
+
+
+def ingest_member_report(
+    *, run: Run, role: str, filename: str | None, content: bytes, actor: Actor
+) -> tuple[MemberVersion, bool]:
+    """Store the bytes as the member's next version and queue its parse; `created` is False for identical bytes.
+
+    Refuses (UploadRefused subclasses): unknown role, empty, too large,
+    binary or non-UTF-8 bytes, a run that no longer takes uploads.
+    """
+    check_role(role)
+    check_report_bytes(content)
+    sha256 = archives.sha256_hex(content)
+    filename = _clean_filename(filename, role)
+    with transaction.atomic():
+        locked_run = Run.objects.select_for_update().get(pk=run.pk)
+        if not locked_run.accepts_uploads:
+            raise RunClosed(f"run {locked_run.run_id} is {locked_run.status}; uploads are refused once a run is "
+                            "approved/final; reopen it first", details={"status": locked_run.status})
+        member, _ = MemberReport.objects.get_or_create(run=locked_run, role=role)
+        member = MemberReport.objects.select_for_update().get(pk=member.pk)
+        current = MemberVersion.objects.filter(pk=member.current_version_id).first()
+        if current is not None and current.sha256 == sha256:
+            version, created = _reupload_identical(run=locked_run, version=current, filename=filename, actor=actor)
+        else:
+            version, created = _new_version(run=locked_run, member=member, filename=filename, content=content,
+                                            sha256=sha256, actor=actor), True
+        if created and locked_run.status in (Run.Status.OPEN, Run.Status.IN_REVIEW, Run.Status.FAILED):
+            set_run_status(run=locked_run, status=Run.Status.VALIDATING, actor=actor,
+                           reason=f"{role} v{version.version} uploaded")
+    run.status, run.status_reason, run.failed_from = locked_run.status, locked_run.status_reason, locked_run.failed_from
+    return version, created
+
+
+def _new_version(*, run: Run, member: MemberReport, filename: str, content: bytes, sha256: str,
+                 actor: Actor) -> MemberVersion:
+    number = (member.versions.aggregate(n=Max("version"))["n"] or 0) + 1
+    version = MemberVersion.objects.create(
+        member=member, version=number, filename=filename, content=content, sha256=sha256, size=len(content),
+        uploaded_by=actor.label, queued_at=timezone.now(),
+    )
+    member.current_version = version
+    member.save(update_fields=["current_version"])
+    record_event(run=run, actor=actor, action="member.uploaded", object_type="member_version",
+                 object_id=_version_label(member.role, number),
+                 after={"role": member.role, "version": number, "sha256": sha256, "size": len(content),
+                        "filename": filename})
+    _queue_after_commit("parse_member_version", version.pk)
+    return version
+
+
+def _reupload_identical(*, run: Run, version: MemberVersion, filename: str,
+                        actor: Actor) -> tuple[MemberVersion, bool]:
+    """Same bytes again: the same version. A version whose parse failed is queued again (a retry)."""
+    retry = version.status == MemberVersion.Status.FAILED
+    if retry:
+        version.status, version.status_reason, version.queued_at = MemberVersion.Status.RECEIVED, "", timezone.now()
+        version.save(update_fields=["status", "status_reason", "queued_at"])
+        _queue_after_commit("parse_member_version", version.pk)
+    role = version.member.role
+    record_event(run=run, actor=actor, action="member.reupload_identical", object_type="member_version",
+                 object_id=_version_label(role, version.version),
+                 after={"role": role, "version": version.version, "sha256": version.sha256, "filename": filename,
+                        "retried": retry})
+    return version, retry
+
+
+# --- parse ----------------------------------------------------------------
+
+
+def _fields_json(fields) -> list[dict]:
+    return [{"label": f.label, "value": f.value, "line": f.line, "bullet": f.bullet} for f in fields]
+
+
+def _unique(ids) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def _kind_and_prefix(record_id: str) -> tuple[str, str]:
+    from .ids import parse_id
+
+    parsed = parse_id(record_id)
+    if parsed is None:
+        return "", ""
+    return parsed[1], parsed[0]
+
+
+def _json_safe(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def _parsed_json(report: ParsedReport) -> dict:
+    def plain(items) -> list:
+        return [dataclasses.asdict(item) for item in items]
+
+    return _json_safe({
+        "title": report.title,
+        "front_matter_error": report.front_matter_error,
+        "sections": plain(report.sections),
+        "sources": [dataclasses.asdict(row) | {"revision": row.revision} for row in report.sources],
+        "mappings": plain(report.mappings),
+        "amendments": plain(report.amendments),
+        "quotations": plain(report.quotations),
+        "ranges": plain(report.ranges),
+    })
+
+
+def _rows(run: Run, version: MemberVersion, report: ParsedReport) -> tuple[list[Record], list[IntegrationIssue]]:
+    records = []
+    for decl in report.declarations:
+        records.append(Record(
+            run=run, member_version=version, ordinal=len(records) + 1, record_type=Record.Type.DECLARATION,
+            record_id=decl.record_id, kind=decl.kind, prefix=decl.prefix, label=decl.label, text=decl.text,
+            body=decl.body, fields=_fields_json(decl.fields), references=_unique(r.record_id for r in decl.references),
+            line_start=decl.line_start, line_end=decl.line_end, form=decl.form,
+            content_sha256=archives.sha256_hex(decl.text.encode("utf-8")),
+        ))
+    for note in report.annotations:
+        kind, prefix = _kind_and_prefix(note.target)
+        records.append(Record(
+            run=run, member_version=version, ordinal=len(records) + 1, record_type=Record.Type.ANNOTATION,
+            record_id=note.target, kind=kind, prefix=prefix, label=note.label, text=note.text, body=note.body,
+            fields=_fields_json(note.fields), references=_unique(r.record_id for r in note.references),
+            line_start=note.line_start, line_end=note.line_end, form="annotation",
+            content_sha256=archives.sha256_hex(note.text.encode("utf-8")),
+        ))
+    issues = [
+        IntegrationIssue(run=run, member_version=version, index=issue.index, text=issue.text,
+                         references=list(issue.references), line=issue.line,
+                         content_sha256=archives.sha256_hex(issue.text.encode("utf-8")))
+        for issue in report.integration_issues
+    ]
+    return records, issues
+
+
+def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | None:
+    """Parse one stored version into Record/IntegrationIssue rows; None when there is nothing to claim.
+
+    Claims the version with a conditional UPDATE (received, or parsing with a
+    claim older than PIPELINE_STUCK_AFTER_SECONDS, as a killed worker leaves
+    it), so a duplicate delivery does nothing and a rerun replaces the rows.
+    """
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.PIPELINE_STUCK_AFTER_SECONDS)
+    claimed = (
+        MemberVersion.objects.filter(pk=version_pk)
+        .filter(Q(status=MemberVersion.Status.RECEIVED) | Q(status=MemberVersion.Status.PARSING, claimed_at__lt=stale))
+        .update(status=MemberVersion.Status.PARSING, claimed_at=now, attempts=F("attempts") + 1)
+    )
+    if not claimed:
+        return None
+    version = MemberVersion.objects.select_related("member__run").get(pk=version_pk)
+    content = bytes(version.content)
+    actual = archives.sha256_hex(content)
+    if actual != version.sha256:
+        return _fail_version(version_pk=version_pk, claimed_at=now, actor=actor,
+                             reason=f"stored bytes hash to {actual}, not the recorded {version.sha256}")
+    try:
+        # The strict parser surfaces a parser bug as an exception instead of a degraded report.
+        report = parse_report_strict(content.decode("utf-8"))
+    except Exception as error:  # noqa: BLE001 — any parser failure is recorded on the version
+        logger.exception("parser failed on member version %s", version_pk)
+        return _fail_version(version_pk=version_pk, claimed_at=now, actor=actor,
+                             reason=f"parser error: {type(error).__name__}: {error}")
+    run = version.member.run
+    records, issues = _rows(run, version, report)
+    with transaction.atomic():
+        locked = MemberVersion.objects.select_for_update().get(pk=version_pk)
+        if locked.status != MemberVersion.Status.PARSING or locked.claimed_at != now:
+            return None  # a later claim took the work over
+        Record.objects.filter(member_version=locked).delete()
+        IntegrationIssue.objects.filter(member_version=locked).delete()
+        Record.objects.bulk_create(records)
+        IntegrationIssue.objects.bulk_create(issues)
+        locked.counts = report.counts()
+        locked.front_matter = _json_safe(report.front_matter)
+        locked.doc_type = report.doc_type[:200]
+        locked.generation = report.generation[:30]
+        locked.parsed = _parsed_json(report)
+        locked.status, locked.status_reason, locked.parsed_at = MemberVersion.Status.PARSED, "", now
+        locked.save(update_fields=["counts", "front_matter", "doc_type", "generation", "parsed", "status",
+                                   "status_reason", "parsed_at"])
+        record_event(run=run, actor=actor, action="member.parsed", object_type="member_version",
+                     object_id=_version_label(version.member.role, locked.version),
+                     after={"counts": locked.counts, "sha256": locked.sha256, "generation": locked.generation})
+        _queue_after_commit("validate_run", run.pk)
+    return locked
+
+
+def _fail_version(*, version_pk: int, claimed_at, actor: Actor, reason: str) -> MemberVersion | None:
+    with transaction.atomic():
+        locked = MemberVersion.objects.select_for_update().select_related("member__run").get(pk=version_pk)
+        if locked.status != MemberVersion.Status.PARSING or locked.claimed_at != claimed_at:
+            return None
+        locked.status, locked.status_reason = MemberVersion.Status.FAILED, reason
+        locked.save(update_fields=MemberVersion.STATUS_FIELDS)
+        run = locked.member.run
+        record_event(run=run, actor=actor, action="member.parse_failed", object_type="member_version",
+                     object_id=_version_label(locked.member.role, locked.version),
+                     before={"status": MemberVersion.Status.PARSING}, after={"status": "failed", "reason": reason})
+        # Validation decides the run's status, failed members included.
+        _queue_after_commit("validate_run", run.pk)
+    return locked
+
+
+# --- validate -------------------------------------------------------------
+
+
+def current_versions(run: Run):
+    return MemberVersion.objects.filter(
+        pk__in=MemberReport.objects.filter(run=run).values("current_version")
+    ).select_related("member")
+
+
+def run_manifest(versions) -> tuple[str, str]:
+    """The run's ARTIFACT.yaml text for these member versions, and its SHA-256."""
+    text = archives.build_manifest({archives.member_filename(v.member.role): v.sha256 for v in versions})
+    return text, archives.manifest_sha256(text)
+
+
+def validate_run(
+    *,
+    run: Run,
+    actor: Actor,
+    canonical_ids: Collection[str] = (),
+    extra_mappings: Sequence[tuple[str, str, str]] = (),
+) -> ValidationReport | None:
+    """Validate the run's current member set, keep the findings per manifest, move the run on.
+
+    Returns None while a current version still waits for its parse (that
+    parse queues validation again). Rerunning on the same manifest replaces
+    that report's findings. The run goes validating → in_review even with
+    errors (reviewers must see them; approval is what errors block), or to
+    failed when a current member failed to parse.
+    """
+    with transaction.atomic():
+        locked_run = Run.objects.select_for_update().get(pk=run.pk)
+        versions = sorted(current_versions(locked_run), key=lambda v: v.member.role)
+        waiting = {MemberVersion.Status.RECEIVED, MemberVersion.Status.PARSING}
+        if any(v.status in waiting for v in versions):
+            return None
+        usable = [v for v in versions if v.status in (MemberVersion.Status.PARSED, MemberVersion.Status.VALIDATED)]
+        failed = [v for v in versions if v.status == MemberVersion.Status.FAILED]
+        inputs = [MemberInput(name=v.member.role, role=v.member.role, report=parse_report(bytes(v.content).decode("utf-8")))
+                  for v in usable]
+        found = validate_set(inputs, RunFacts(run_id=locked_run.run_id, reviewed_boundary=locked_run.reviewed_boundary),
+                             canonical_ids=canonical_ids, extra_mappings=extra_mappings)
+        _manifest_text, digest = run_manifest(versions)
+        report, _ = ValidationReport.objects.get_or_create(run=locked_run, manifest_sha256=digest)
+        by_role = {v.member.role: v for v in versions}
+        report.findings.all().delete()
+        Finding.objects.bulk_create([
+            Finding(report=report, member_version=by_role.get(f.member), member=f.member[:40], code=f.code[:80],
+                    severity=f.severity, record_id=f.record_id[:120], line=max(f.line, 0), message=f.message)
+            for f in found
+        ])
+        report.errors = sum(1 for f in found if f.severity == Finding.Severity.ERROR)
+        report.warnings = len(found) - report.errors
+        report.save(update_fields=["errors", "warnings"])
+        locked_run.manifest_sha256 = digest
+        locked_run.save(update_fields=["manifest_sha256"])
+        MemberVersion.objects.filter(pk__in=[v.pk for v in usable], status=MemberVersion.Status.PARSED).update(
+            status=MemberVersion.Status.VALIDATED)
+        record_event(run=locked_run, actor=actor, action="run.validated", object_type="run",
+                     object_id=locked_run.run_id,
+                     after={"errors": report.errors, "warnings": report.warnings, "manifest_sha256": digest,
+                            "members": {v.member.role: v.sha256 for v in versions}})
+        if failed and locked_run.status in (Run.Status.VALIDATING, Run.Status.IN_REVIEW):
+            reason = "; ".join(f"{v.member.role} v{v.version} failed: {v.status_reason}" for v in failed)
+            set_run_status(run=locked_run, status=Run.Status.FAILED, actor=actor, reason=reason)
+        elif not failed and locked_run.status == Run.Status.VALIDATING:
+            set_run_status(run=locked_run, status=Run.Status.IN_REVIEW, actor=actor)
+        _queue_reconcile_sync(locked_run.pk)
+    run.status, run.status_reason, run.manifest_sha256 = locked_run.status, locked_run.status_reason, digest
+    return report
+
+
+def latest_validation(run: Run) -> ValidationReport | None:
+    """The report on the run's current manifest, else the newest one."""
+    reports = ValidationReport.objects.filter(run=run)
+    return (reports.filter(manifest_sha256=run.manifest_sha256).first() if run.manifest_sha256 else None) \
+        or reports.first()
+
+
+# --- recovery -------------------------------------------------------------
+
+
+def sweep_stuck_members(*, older_than_seconds: int, actor: Actor | None = None) -> dict[str, int]:
+    """Re-queue parses that never ran or whose worker died, and validations of runs stuck in validating."""
+    actor = actor or Actor.worker("sweep_stuck_members")
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=older_than_seconds)
+    stuck = (
+        MemberVersion.objects
+        # Last touched: claimed by a worker, queued, or created (whichever is latest).
+        .annotate(touched=Greatest(Coalesce("claimed_at", "created_at"), Coalesce("queued_at", "created_at")))
+        .filter(status__in=[MemberVersion.Status.RECEIVED, MemberVersion.Status.PARSING], touched__lt=cutoff)
+        .select_related("member__run")
+    )
+    versions = 0
+    for version in stuck:
+        with transaction.atomic():
+            # Release the dead claim so the queued task can take it; only if nobody touched it meanwhile.
+            released = MemberVersion.objects.filter(pk=version.pk, status=version.status,
+                                                    claimed_at=version.claimed_at).update(
+                status=MemberVersion.Status.RECEIVED, queued_at=now)
+            if not released:
+                continue
+            record_event(run=version.member.run, actor=actor, action="member.requeued", object_type="member_version",
+                         object_id=_version_label(version.member.role, version.version),
+                         before={"status": version.status, "claimed_at": version.claimed_at},
+                         after={"status": MemberVersion.Status.RECEIVED, "attempts": version.attempts})
+            _queue_after_commit("parse_member_version", version.pk)
+        versions += 1
+    runs = 0
+    waiting = MemberVersion.objects.filter(
+        status__in=[MemberVersion.Status.RECEIVED, MemberVersion.Status.PARSING],
+        pk__in=MemberReport.objects.values("current_version"),
+    ).values("member__run")
+    for run_pk in (Run.objects.filter(status=Run.Status.VALIDATING, updated_at__lt=cutoff)
+                   .exclude(pk__in=waiting).values_list("pk", flat=True)):
+        with transaction.atomic():
+            _queue_after_commit("validate_run", run_pk)
+        runs += 1
+    return {"versions": versions, "runs": runs}
+
+
+# --- bundles --------------------------------------------------------------
+
+
+def import_bundle(*, run: Run, archive: bytes, actor: Actor) -> list[tuple[MemberVersion, bool]]:
+    """Ingest every member of a run directory (zip or tar.gz) whose pins all hold, or none of them."""
+    try:
+        files = archives.read_archive(archive, max_bytes=settings.MAX_BUNDLE_BYTES)
+        manifest = archives.read_manifest(files)
+        pins = archives.check_pins(files)
+        roles = archives.members_of(pins)
+    except archives.BundleTooLarge as error:
+        raise BundleTooLarge(error.message, details={"problems": error.problems}) from None
+    except archives.BundleError as error:
+        raise BundleRefused(error.message, details={"problems": error.problems}) from None
+    if not roles:
+        raise BundleRefused(f"{archives.MANIFEST_NAME}: pins no member file", details={"problems": []})
+    for name in sorted(roles):
+        try:
+            check_report_bytes(files[name])
+        except UploadRefused as error:
+            raise type(error)(f"{name}: {error.message}", details={"file": name, **(error.details or {})}) from None
+    results = []
+    with transaction.atomic():
+        for name in sorted(roles):
+            results.append(ingest_member_report(run=run, role=roles[name], filename=name, content=files[name],
+                                                actor=actor))
+        record_event(run=run, actor=actor, action="bundle.imported", object_type="run", object_id=run.run_id,
+                     after={"manifest": _json_safe(manifest),
+                            "members": {name: {"role": roles[name], "sha256": pins[name], "version": v.version,
+                                               "created": created}
+                                        for name, (v, created) in zip(sorted(roles), results)}})
+    return results

@@ -1,0 +1,36 @@
+"""Pipeline tasks: each takes IDs, calls one service and owns the retry policy (DESIGN §10).
+
+Idempotent (the services claim their work) and acks_late, so a redelivery
+after a killed worker redoes only what is missing.
+"""
+from celery import shared_task
+from django.conf import settings
+from django.db import OperationalError
+
+from reviews.audit import Actor
+from reviews.models import Run
+
+from . import services
+
+RETRY = dict(bind=True, acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+
+
+@shared_task(**RETRY)
+def parse_member_version(self, version_pk: int) -> str:
+    version = services.parse_member_version(version_pk=version_pk, actor=Actor.worker("parse_member_version"))
+    return version.status if version is not None else "nothing to claim"
+
+
+@shared_task(**RETRY)
+def validate_run(self, run_pk: int) -> str:
+    run = Run.objects.filter(pk=run_pk).first()
+    if run is None:
+        return "no such run"
+    report = services.validate_run(run=run, actor=Actor.worker("validate_run"))
+    return f"{report.errors} errors, {report.warnings} warnings" if report is not None else "waiting for parses"
+
+
+@shared_task(**RETRY)
+def sweep_stuck_members(self) -> dict:
+    return services.sweep_stuck_members(older_than_seconds=settings.PIPELINE_STUCK_AFTER_SECONDS,
+                                        actor=Actor.worker("sweep_stuck_members"))
