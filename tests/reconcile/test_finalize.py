@@ -1,0 +1,189 @@
+"""Finalization (DESIGN §6 hashing, §7): re-verify the bytes, re-validate, render once, never change."""
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from reconcile.approval import (
+    ApprovalBlocked,
+    _render,
+    approve_run,
+    current_approval,
+    finalize_run,
+    reopen_run,
+    retry_finalize,
+)
+from reconcile.models import CanonicalRecord, Mapping, Result
+from records.models import MemberVersion
+from records.parsing import parse_report
+from reviews.audit import Actor, verify_chain
+from reviews.models import AuditEvent, Run
+from tests.reconcile.test_approval import CHEATSHEET, REVIEWER, corpus_files, ready_run  # noqa: F401
+
+WORKER = Actor.worker("finalize_run")
+
+
+@pytest.fixture
+def approved_run(ready_run, django_capture_on_commit_callbacks):  # noqa: F811
+    with django_capture_on_commit_callbacks(execute=False):
+        approve_run(run=ready_run, note="Compared every mapping with the runtime routes; hashes checked.",
+                    actor=REVIEWER)
+    return ready_run
+
+
+def tamper(run: Run, role: str, content: bytes) -> None:
+    MemberVersion.objects.filter(member__run=run, member__role=role).update(content=content)
+
+
+def test_it_finalizes_an_approved_run_into_a_stored_hashed_result(approved_run):
+    result = finalize_run(run=approved_run, actor=WORKER)
+    approved_run.refresh_from_db()
+    assert approved_run.status == Run.Status.FINAL
+    assert result.sha256 == hashlib.sha256(result.markdown.encode("utf-8")).hexdigest()
+    assert result.sha256 not in result.markdown  # the digest sits beside the text, never inside it
+    assert result.manifest_sha256 == approved_run.manifest_sha256
+    assert result.approval == current_approval(approved_run)
+    assert result.markdown.startswith("---\n{\n  \"type\": \"types/agentic-system-analysis-result.md\"")
+
+
+def test_it_writes_the_members_own_hashes_into_the_result(approved_run):
+    result = finalize_run(run=approved_run, actor=WORKER)
+    expected = {name: hashlib.sha256(data).hexdigest() for name, data in corpus_files(CHEATSHEET).items()}
+    assert {m["name"]: m["sha256"] for m in result.data["members"]} == expected
+    for name, digest in expected.items():
+        assert f"`{name}`: " in result.markdown and digest in result.markdown
+
+
+def test_it_audits_the_claim_and_the_finalization_with_both_hashes(approved_run):
+    result = finalize_run(run=approved_run, actor=WORKER)
+    actions = list(AuditEvent.objects.filter(run=approved_run).order_by("seq").values_list("action", flat=True))
+    assert actions[-2:] == ["run.finalizing", "run.finalized"]
+    event = AuditEvent.objects.filter(run=approved_run, action="run.finalized").get()
+    assert event.actor == "worker:finalize_run"
+    assert event.after == {"status": "final", "result_sha256": result.sha256,
+                           "manifest_sha256": approved_run.manifest_sha256}
+    assert verify_chain(approved_run).ok
+
+
+def test_a_second_finalize_returns_the_same_row_and_bytes(approved_run):
+    first = finalize_run(run=approved_run, actor=WORKER)
+    events = AuditEvent.objects.filter(run=approved_run).count()
+    second = finalize_run(run=approved_run, actor=WORKER)
+    assert second.pk == first.pk
+    assert second.markdown.encode() == first.markdown.encode()
+    assert second.sha256 == first.sha256
+    assert Result.objects.filter(run=approved_run).count() == 1
+    assert AuditEvent.objects.filter(run=approved_run).count() == events
+
+
+def test_rendering_the_same_run_twice_gives_identical_bytes(approved_run):
+    approval = current_approval(approved_run)
+    markdown_1, data_1 = _render(approved_run, approval)
+    # The same decisions stored again in the opposite order (new row IDs): the result must not care.
+    rows = list(Mapping.objects.filter(run=approved_run).order_by("id"))
+    Mapping.objects.filter(run=approved_run).delete()
+    for row in reversed(rows):
+        row.pk = None
+        row.save(force_insert=True)
+    markdown_2, data_2 = _render(approved_run, approval)
+    assert markdown_1.encode("utf-8") == markdown_2.encode("utf-8")
+    assert data_1 == data_2
+
+
+def test_the_stored_result_parses_back_to_the_same_records_and_mappings(approved_run):
+    result = finalize_run(run=approved_run, actor=WORKER)
+    parsed = parse_report(result.markdown)
+    active = set(CanonicalRecord.objects.filter(run=approved_run, state="active").values_list("canonical_id", flat=True))
+    assert {d.record_id for d in parsed.declarations} == active
+    assert len(parsed.declarations) == len(active)
+    accepted = {(m.source, m.target) for m in Mapping.objects.filter(run=approved_run, state="accepted")}
+    assert {(m.source, m.target) for m in parsed.mappings} == accepted
+    assert parsed.front_matter["run-id"] == approved_run.run_id
+
+
+def test_it_carries_the_approval_note_and_approver_into_semantic_verification(approved_run):
+    result = finalize_run(run=approved_run, actor=WORKER)
+    section = result.markdown.split("### Semantic verification", 1)[1].split("### Deterministic validation", 1)[0]
+    assert "Compared every mapping with the runtime routes; hashes checked." in section
+    assert "Approved by user:reviewer-1 at " in section
+    assert result.data["verification"]["errors"] == 0
+
+
+def test_it_refuses_tampered_bytes_naming_the_member_and_both_hashes(approved_run):
+    original = corpus_files(CHEATSHEET)["memory.md"]
+    tamper(approved_run, "memory", original + b"\nA line slipped in later.\n")
+    assert finalize_run(run=approved_run, actor=WORKER) is None
+    approved_run.refresh_from_db()
+    assert approved_run.status == Run.Status.FAILED
+    assert approved_run.failed_from == Run.Status.FINALIZING
+    reason = approved_run.status_reason
+    assert "memory.md" in reason
+    assert hashlib.sha256(original).hexdigest() in reason
+    assert hashlib.sha256(original + b"\nA line slipped in later.\n").hexdigest() in reason
+    assert not Result.objects.filter(run=approved_run).exists()
+    event = AuditEvent.objects.filter(run=approved_run).order_by("-seq").first()
+    assert event.action == "run.finalize_failed" and event.after["reason"] == reason
+
+
+def test_it_finalizes_on_retry_once_the_bytes_are_restored(approved_run, django_capture_on_commit_callbacks):
+    original = corpus_files(CHEATSHEET)["memory.md"]
+    tamper(approved_run, "memory", b"tampered")
+    finalize_run(run=approved_run, actor=WORKER)
+    tamper(approved_run, "memory", original)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        retry_finalize(run=approved_run, actor=REVIEWER)
+    assert len(callbacks) == 1
+    approved_run.refresh_from_db()
+    assert approved_run.status == Run.Status.FINALIZING
+    result = finalize_run(run=approved_run, actor=WORKER)
+    approved_run.refresh_from_db()
+    assert approved_run.status == Run.Status.FINAL
+    assert result.sha256
+    assert verify_chain(approved_run).ok
+
+
+def test_it_fails_when_the_decisions_no_longer_validate(approved_run):
+    taken = Mapping.objects.filter(run=approved_run, relation="new").first()
+    Mapping.objects.create(run=approved_run, source="MEM-OBJ-9", relation="new", target=taken.target,
+                           origin="agent", proposed_by="token:agent-1", state="accepted")
+    assert finalize_run(run=approved_run, actor=WORKER) is None
+    approved_run.refresh_from_db()
+    assert approved_run.status == Run.Status.FAILED
+    assert "canonical-id-allocated-twice" in approved_run.status_reason
+
+
+def test_it_refuses_to_retry_a_run_that_did_not_fail(approved_run):
+    with pytest.raises(ApprovalBlocked):
+        retry_finalize(run=approved_run, actor=REVIEWER)
+
+
+def test_it_does_nothing_for_a_run_that_was_reopened_before_the_worker_ran(approved_run):
+    reopen_run(run=approved_run, reason="wrong target", actor=REVIEWER)
+    assert finalize_run(run=approved_run, actor=WORKER) is None
+    approved_run.refresh_from_db()
+    assert approved_run.status == Run.Status.IN_REVIEW
+
+
+def test_a_final_run_cannot_be_reopened(approved_run):
+    finalize_run(run=approved_run, actor=WORKER)
+    with pytest.raises(ApprovalBlocked):
+        reopen_run(run=approved_run, reason="too late", actor=REVIEWER)
+
+
+def test_a_run_whose_finalization_failed_can_be_reopened(approved_run):
+    tamper(approved_run, "memory", b"tampered")
+    finalize_run(run=approved_run, actor=WORKER)
+    reopen_run(run=approved_run, reason="investigate the changed bytes", actor=REVIEWER)
+    approved_run.refresh_from_db()
+    assert approved_run.status == Run.Status.IN_REVIEW
+    assert current_approval(approved_run) is None
+
+
+def test_it_resumes_a_claim_left_by_a_killed_worker(approved_run):
+    """A redelivered task finds the run finalizing with no result, and finishes the work."""
+    Run.objects.filter(pk=approved_run.pk).update(status=Run.Status.FINALIZING)
+    result = finalize_run(run=approved_run, actor=WORKER)
+    assert result is not None
+    approved_run.refresh_from_db()
+    assert approved_run.status == Run.Status.FINAL
