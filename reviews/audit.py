@@ -1,28 +1,62 @@
 """The audit trail: one function writes it, one verifies it (DESIGN.md §8).
 
-Canonical form of an event, which the chain hashes: the JSON object of
-`chain_payload` serialised per RFC 8785 (sorted keys, UTF-8, no
-insignificant whitespace, ECMAScript number form). Each event's
-hash = SHA-256(prev_hash as ASCII hex + canonical JSON bytes); the first
-event of a chain has prev_hash = 64 zeros.
+Each run has one chain of events; events without a run (tokens issued or
+revoked) form one more chain. Within a chain, `seq` counts 1, 2, 3, … and
+
+    hash = SHA-256(prev_hash as 64 ASCII hex digits + canonical JSON bytes)
+
+where the first event's prev_hash is 64 zeros and the canonical JSON is the
+object built by `chain_payload`: run (its `run_id`, or null), seq, actor,
+action, object_type, object_id, before, after, created_at (ISO 8601 with
+microseconds and offset, `2026-09-25T10:00:00.123456+00:00`) and prev_hash,
+serialised per RFC 8785 (JCS) by the `rfc8785` package: keys sorted by
+UTF-16 code units, UTF-8, no insignificant whitespace, numbers in their
+ECMAScript form (`1.0` is `1`, `1e16` is `10000000000000000`). The API
+returns `created_at` in exactly this form, so anyone can recompute the chain
+from `GET /api/runs/{run_id}/audit/` alone.
+
+What is hashed is what is stored, and what is stored survives PostgreSQL's
+jsonb round trip. `record_event` therefore first makes before/after plain
+JSON (`plain_json`): dates, decimals and UUIDs become strings as Django's
+JSON encoder writes them, tuples and sets become lists, and the values
+neither jsonb nor JCS can carry are written as strings: NaN and the
+infinities ("NaN", "Infinity", "-Infinity"), integers beyond ±(2^53 − 1)
+(their decimal digits), NUL and lone surrogates (U+FFFD). jsonb keeps
+numbers as decimals and hands a large integral float (1e16) back as an
+integer; `canonical_json` reads an integer beyond ±(2^53 − 1) as the double
+it was written from, so verification recomputes exactly what was hashed.
+Numbers are compared as IEEE doubles, as RFC 8785 specifies.
+
+Rows are append-only: a PostgreSQL trigger refuses UPDATE, DELETE and
+TRUNCATE (migration 0002). A chain cannot show that events were cut from its
+end; anchoring the last hash elsewhere (the result, an export) covers that.
 """
 from __future__ import annotations
 
 import hashlib
+import math
+import re
 import zlib
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import rfc8785
+from django.core.exceptions import PermissionDenied
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from .models import AuditEvent, Run
+from .access import AGENT, READ_AUDIT, roles_of
+from .models import ApiToken, AuditEvent, Run
 
 GENESIS = "0" * 64
+# The integers RFC 8785 (I-JSON) carries exactly.
+SAFE_INT = 2**53 - 1
+# Actions that do not make the actor a participant of the run (see may_read_audit).
+NOT_PARTICIPATION = {"permission.denied"}
+
+_UNSTORABLE_CHARS = re.compile("[\x00\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -56,17 +90,49 @@ class Actor:
         return cls(label=f"command:{name}")
 
 
-def _plain(value: Any) -> Any:
-    """JSON-ready copy: dates, decimals, UUIDs become strings, as DjangoJSONEncoder writes them."""
-    if value is None or isinstance(value, (bool, int, str)):
+def _plain_str(value: str) -> str:
+    # jsonb refuses \u0000 and both jsonb and UTF-8 refuse lone surrogates.
+    return _UNSTORABLE_CHARS.sub("\ufffd", value)
+
+
+def plain_json(value: Any) -> Any:
+    """A copy of `value` that PostgreSQL jsonb stores and RFC 8785 serialises without loss."""
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, int):
+        return int(value) if -SAFE_INT <= value <= SAFE_INT else str(int(value))
     if isinstance(value, float):
-        return value
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return float(value)
+    if isinstance(value, str):
+        return _plain_str(str(value))
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {_plain_str(str(k)): plain_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return DjangoJSONEncoder().default(value)
+        return [plain_json(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((plain_json(v) for v in value), key=lambda v: canonical_json(v))
+    return _plain_str(DjangoJSONEncoder().default(value))
+
+
+def _as_hashed(value: Any) -> Any:
+    """Undo jsonb's one change to what was hashed: a large integral float comes back as an integer."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int) and not -SAFE_INT <= value <= SAFE_INT:
+        return float(value)
+    if isinstance(value, dict):
+        return {k: _as_hashed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_hashed(v) for v in value]
+    return value
+
+
+def hashed_created_at(event: AuditEvent) -> str:
+    return event.created_at.isoformat(timespec="microseconds")
 
 
 def chain_payload(event: AuditEvent) -> dict:
@@ -79,27 +145,37 @@ def chain_payload(event: AuditEvent) -> dict:
         "object_id": event.object_id,
         "before": event.before,
         "after": event.after,
-        "created_at": event.created_at.isoformat(timespec="microseconds"),
+        "created_at": hashed_created_at(event),
         "prev_hash": event.prev_hash,
     }
 
 
-def canonical_json(payload: dict) -> bytes:
-    return rfc8785.dumps(payload)
+def canonical_json(payload: Any) -> bytes:
+    """RFC 8785 bytes of `payload`; raises rfc8785.CanonicalizationError on what JSON cannot carry."""
+    return rfc8785.dumps(_as_hashed(payload))
 
 
 def event_hash(prev_hash: str, payload: dict) -> str:
     return hashlib.sha256(prev_hash.encode("ascii") + canonical_json(payload)).hexdigest()
 
 
+def _chain(run: Run | None):
+    return AuditEvent.objects.filter(run=run) if run is not None else AuditEvent.objects.filter(run__isnull=True)
+
+
 def _lock_chain(run: Run | None) -> None:
-    """Serialise appends to one chain so concurrent writers cannot fork it."""
+    """Serialise appends to one chain so concurrent writers cannot fork it.
+
+    The lock is held to the end of the caller's transaction, so the next writer
+    reads this event as the chain's last one. Two runs whose keys collide only
+    wait for each other.
+    """
     if connection.vendor == "postgresql":
         key = run.pk if run is not None else 0
         with connection.cursor() as cursor:
             # Two-int form: namespace 4242 keeps clear of other advisory locks.
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [4242, zlib.crc32(str(key).encode()) & 0x7FFFFFFF])
-    # SQLite serialises writers on its own database lock.
+    # SQLite serialises writers on its own database lock; UniqueConstraint(run, seq) backs both.
 
 
 def record_event(
@@ -112,21 +188,24 @@ def record_event(
     before: Any = None,
     after: Any = None,
 ) -> AuditEvent:
-    """Append one event to the run's chain, in the caller's transaction."""
+    """Append one event to the run's chain, in the caller's transaction.
+
+    before/after are made plain JSON first (see the module docstring); the
+    event's hash covers them as stored.
+    """
     with transaction.atomic():
         _lock_chain(run)
-        events = AuditEvent.objects.filter(run=run) if run is not None else AuditEvent.objects.filter(run__isnull=True)
-        last = events.order_by("-seq").values_list("seq", "hash").first()
+        last = _chain(run).order_by("-seq").values_list("seq", "hash").first()
         seq, prev_hash = (last[0] + 1, last[1]) if last else (1, GENESIS)
         event = AuditEvent(
             run=run,
             seq=seq,
-            actor=actor.label,
+            actor=_plain_str(actor.label),
             action=action,
             object_type=object_type,
-            object_id=str(object_id),
-            before=_plain(before),
-            after=_plain(after),
+            object_id=_plain_str(str(object_id)),
+            before=plain_json(before),
+            after=plain_json(after),
             created_at=timezone.now(),
             prev_hash=prev_hash,
         )
@@ -152,19 +231,31 @@ class ChainCheck:
             "reason": self.reason,
         }
 
+    def report(self) -> dict:
+        """The verify API's answer: the count when the chain holds, the first broken event when not."""
+        if self.ok:
+            return {"ok": True, "events": self.events}
+        return {"ok": False, "broken_seq": self.broken_seq, "broken_event_id": self.broken_event_id,
+                "reason": self.reason}
+
 
 def verify_chain(run: Run | None) -> ChainCheck:
-    """Recompute the chain from its first event; name the first event that does not hold."""
-    events = AuditEvent.objects.filter(run=run) if run is not None else AuditEvent.objects.filter(run__isnull=True)
+    """Recompute the chain from its first event; name the first event that does not hold.
+
+    `events` counts the events read, up to and including a broken one.
+    """
     prev_hash = GENESIS
     count = 0
-    for count, event in enumerate(events.select_related("run").order_by("seq").iterator(), start=1):
+    for count, event in enumerate(_chain(run).select_related("run").order_by("seq").iterator(), start=1):
         if event.seq != count:
-            return ChainCheck(False, count, event.seq, event.pk, f"sequence gap: expected {count}, found {event.seq}")
+            return ChainCheck(False, count, event.seq, event.pk,
+                              f"sequence gap: expected event #{count}, found #{event.seq} (events deleted)")
         if event.prev_hash != prev_hash:
             return ChainCheck(False, count, event.seq, event.pk, "prev_hash does not match the previous event's hash")
-        # Recompute from the stored JSON exactly as it was hashed (JSON round trip).
-        expected = event_hash(prev_hash, chain_payload(event))
+        try:
+            expected = event_hash(prev_hash, chain_payload(event))
+        except (rfc8785.CanonicalizationError, UnicodeError) as error:
+            return ChainCheck(False, count, event.seq, event.pk, f"content cannot be canonicalised (edited): {error}")
         if expected != event.hash:
             return ChainCheck(False, count, event.seq, event.pk, "content does not match its hash (edited)")
         prev_hash = event.hash
@@ -176,3 +267,40 @@ def last_hash(run: Run) -> str:
     if value is None:
         return GENESIS
     return AuditEvent.objects.get(run=run, seq=value).hash
+
+
+# Who may read a run's trail. Kept here, beside the trail, because the rule
+# reads the trail itself: reviews must not ask records who uploaded.
+
+def actor_labels_of(user) -> set[str]:
+    """Every label the user acts under: the browser login and each of their API tokens."""
+    labels = {f"user:{user.get_username()}"}
+    labels.update(f"token:{name}" for name in ApiToken.objects.filter(user=user).values_list("name", flat=True))
+    return labels
+
+
+def may_read_audit(user, run: Run) -> bool:
+    """Auditors, reviewers and admins read every run's trail; an agent reads the runs it took part in.
+
+    An agent took part when it created the run or when any event of the run,
+    other than a denial, names one of its labels (it uploaded, proposed, …).
+    """
+    roles = roles_of(user)
+    if roles & READ_AUDIT:
+        return True
+    if AGENT not in roles:
+        return False
+    if run.created_by_id is not None and run.created_by_id == user.pk:
+        return True
+    return (AuditEvent.objects.filter(run=run, actor__in=actor_labels_of(user))
+            .exclude(action__in=NOT_PARTICIPATION).exists())
+
+
+def check_audit_access(user, run: Run, *, actor: Actor) -> None:
+    """Raise PermissionDenied unless the user may read the run's trail; the denial is itself audited."""
+    if may_read_audit(user, run):
+        return
+    record_event(run=run, actor=actor, action="permission.denied", object_type="run", object_id=run.run_id,
+                 after={"attempted": "read audit", "roles": sorted(roles_of(user))})
+    raise PermissionDenied("Reading this run's audit trail needs the auditor, reviewer or admin role, "
+                           "or an agent that took part in the run.")

@@ -5,3 +5,7 @@ from . import views
 urlpatterns = [
     path("", views.runs_list, name="runs"),
 ]
+
+urlpatterns += [
+    path("runs/<str:run_id>/audit/", views.run_audit, name="run-audit"),
+]

@@ -1,12 +1,16 @@
+import json
+from urllib.parse import urlencode
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import connection
 from django.http import JsonResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from .access import READ_RUNS, check_role
-from .models import Run
+from .audit import Actor, check_audit_access, verify_chain
+from .models import AuditEvent, Run
 
 
 @require_GET
@@ -51,3 +55,53 @@ def runs_list(request):
     return render(request, "reviews/runs_list.html", {
         "page": page, "statuses": Run.Status.choices, "status": status, "system": system, "systems": systems,
     })
+
+
+# Object types whose page is the reconciliation page rather than the run page.
+RECONCILE_OBJECTS = {"mapping", "integration_issue", "canonical_record"}
+
+
+def _compact_json(value) -> str:
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+@login_required
+@require_GET
+def run_audit(request, run_id: str):
+    """The run's audit timeline, filtered by actor and action, with the chain's check on top."""
+    run = get_object_or_404(Run, run_id=run_id)
+    check_audit_access(request.user, run, actor=Actor.for_request(request))
+    actor, action = request.GET.get("actor", ""), request.GET.get("action", "")
+    trail = AuditEvent.objects.filter(run=run)
+    events = trail.order_by("seq")
+    if actor:
+        events = events.filter(actor=actor)
+    if action:
+        events = events.filter(action=action)
+    page = Paginator(events, 100).get_page(request.GET.get("page"))
+    run_url, reconcile_url = f"/runs/{run.run_id}/", f"/runs/{run.run_id}/reconcile/"
+    rows = [
+        {
+            "event": event,
+            "object_url": reconcile_url if event.object_type in RECONCILE_OBJECTS else run_url,
+            "before": _compact_json(event.before),
+            "after": _compact_json(event.after),
+        }
+        for event in page
+    ]
+    context = {
+        "run": run,
+        # The banner is outside the htmx region: a filter swap does not need the chain recomputed.
+        "check": None if request.htmx else verify_chain(run),
+        "page": page,
+        "rows": rows,
+        "actor": actor,
+        "action": action,
+        "actors": trail.order_by("actor").values_list("actor", flat=True).distinct(),
+        "actions": trail.order_by("action").values_list("action", flat=True).distinct(),
+        "filter_query": urlencode({k: v for k, v in (("actor", actor), ("action", action)) if v}),
+    }
+    template = "reviews/audit_timeline.html#timeline" if request.htmx else "reviews/audit_timeline.html"
+    return render(request, template, context)

@@ -1,0 +1,84 @@
+"""REST API of the audit trail (DESIGN.md §4, §8): the events of a run, and the chain's check."""
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import exceptions, generics, serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .audit import Actor, check_audit_access, hashed_created_at, verify_chain
+from .models import AuditEvent, Run
+
+
+def get_run_for_audit(request, run_id: str) -> Run:
+    """The run named in the URL, if the caller may read its trail (denials are audited)."""
+    run = get_object_or_404(Run, run_id=run_id)
+    try:
+        check_audit_access(request.user, run, actor=Actor.for_request(request))
+    except DjangoPermissionDenied as denied:
+        raise exceptions.PermissionDenied(str(denied)) from None
+    return run
+
+
+class AuditEventSerializer(serializers.ModelSerializer):
+    # Exactly the string the chain hashed, so a client can recompute every hash.
+    created_at = serializers.SerializerMethodField()
+
+    class Meta:
+        model = AuditEvent
+        fields = ["id", "seq", "actor", "action", "object_type", "object_id", "before", "after",
+                  "created_at", "prev_hash", "hash"]
+
+    def get_created_at(self, event: AuditEvent) -> str:
+        return hashed_created_at(event)
+
+
+class AuditEventListView(generics.ListAPIView):
+    """A run's audit events, oldest first, with their chain hashes."""
+
+    serializer_class = AuditEventSerializer
+
+    @extend_schema(
+        summary="Audit events of a run",
+        description=(
+            "Oldest first (seq ascending). hash = SHA-256(prev_hash + RFC 8785 JSON of "
+            "{run, seq, actor, action, object_type, object_id, before, after, created_at, prev_hash}), "
+            "where run is the run_id and created_at is the string returned here."
+        ),
+        parameters=[
+            OpenApiParameter("actor", str, description="only events by this actor, e.g. token:agent-1"),
+            OpenApiParameter("action", str, description="only events of this action, e.g. run.created"),
+        ],
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        run = get_run_for_audit(self.request, self.kwargs["run_id"])
+        events = AuditEvent.objects.filter(run=run).order_by("seq")
+        params = self.request.query_params
+        if params.get("actor"):
+            events = events.filter(actor=params["actor"])
+        if params.get("action"):
+            events = events.filter(action=params["action"])
+        return events
+
+
+class AuditVerifyView(APIView):
+    """Recompute the run's chain; a report, so 200 whether it holds or not."""
+
+    @extend_schema(
+        summary="Verify a run's audit chain",
+        responses={200: inline_serializer("AuditVerification", {
+            "ok": serializers.BooleanField(),
+            "events": serializers.IntegerField(required=False),
+            "broken_seq": serializers.IntegerField(required=False),
+            "broken_event_id": serializers.IntegerField(required=False),
+            "reason": serializers.CharField(required=False),
+        })},
+    )
+    def get(self, request, run_id: str):
+        run = get_run_for_audit(request, run_id)
+        return Response(verify_chain(run).report())

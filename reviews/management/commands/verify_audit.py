@@ -1,0 +1,36 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from reviews.audit import verify_chain
+from reviews.models import Run
+
+RUNLESS = "(no run: tokens)"
+
+
+class Command(BaseCommand):
+    help = ("Recompute audit chains and name the first broken event. With RUN_ID, that run's chain; "
+            "without, every run's chain and the chain of events without a run. Exits 1 when any is broken.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("run_id", nargs="?", help="e.g. AAS-2026-09-25-supermemory-02")
+
+    def handle(self, *args, run_id=None, **options):
+        if run_id:
+            run = Run.objects.filter(run_id=run_id).first()
+            if run is None:
+                raise CommandError(f"unknown run {run_id!r}")
+            chains = [(run.run_id, run)]
+        else:
+            chains = [(run.run_id, run) for run in Run.objects.order_by("created_at", "id")]
+            chains.append((RUNLESS, None))
+        broken = 0
+        for label, run in chains:
+            check = verify_chain(run)
+            if check.ok:
+                self.stdout.write(f"OK {label} ({check.events} event{'' if check.events == 1 else 's'})")
+            else:
+                broken += 1
+                self.stdout.write(
+                    f"BROKEN {label} at event #{check.broken_seq} (id {check.broken_event_id}): {check.reason}")
+        if broken:
+            raise CommandError(f"{broken} of {len(chains)} audit chain{'s' if len(chains) != 1 else ''} broken",
+                               returncode=1)
