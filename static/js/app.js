@@ -1,1 +1,131 @@
-// Keyboard shortcuts for the reconciliation page live here.
+// Keyboard shortcuts for the reconciliation page (j/k move, a accept, r reject, ? help)
+// and the htmx setting that lets a 409 (stale item) or 400 (bad input) replace the row
+// with the server's answer instead of being dropped.
+(function () {
+  "use strict";
+
+  function configureHtmx() {
+    if (!window.htmx) return;
+    htmx.config.responseHandling = [
+      { code: "204", swap: false },
+      { code: "[23]..", swap: true },
+      // The server answers these with the row re-rendered and a message in it.
+      { code: "409", swap: true, error: false },
+      { code: "400", swap: true, error: false },
+      { code: "[45]..", swap: false, error: true },
+      { code: "...", swap: false },
+    ];
+  }
+
+  var selectedId = null;
+
+  function rows() {
+    return Array.prototype.slice.call(document.querySelectorAll("[data-shortcut-row]"));
+  }
+
+  function selected() {
+    return selectedId ? document.getElementById(selectedId) : null;
+  }
+
+  function select(row, scroll) {
+    rows().forEach(function (r) {
+      if (r !== row) r.setAttribute("aria-selected", "false");
+    });
+    if (!row) return;
+    row.setAttribute("aria-selected", "true");
+    selectedId = row.id;
+    row.focus({ preventScroll: true });
+    if (scroll !== false) row.scrollIntoView({ block: "nearest" });
+  }
+
+  function move(step) {
+    var all = rows();
+    if (!all.length) return;
+    var index = all.indexOf(selected());
+    var next = index < 0 ? (step > 0 ? 0 : all.length - 1) : Math.min(all.length - 1, Math.max(0, index + step));
+    select(all[next]);
+  }
+
+  function press(decision) {
+    var row = selected();
+    if (!row) return;
+    var button = row.querySelector('button[data-decision="' + decision + '"]');
+    if (!button) return;
+    var rationale = row.querySelector("[data-rationale]");
+    if (decision === "reject" && rationale && !rationale.value.trim()) {
+      // A rejection needs a rationale: ask for it; Enter in the field sends the rejection.
+      row.dataset.pendingDecision = "reject";
+      rationale.placeholder = "why reject? Enter sends";
+      rationale.focus();
+      return;
+    }
+    button.click();
+  }
+
+  function toggleHelp(force) {
+    var help = document.getElementById("shortcut-help");
+    if (!help) return;
+    var show = typeof force === "boolean" ? force : help.hidden;
+    help.hidden = !show;
+    if (show) help.querySelector("button").focus();
+    else if (selected()) selected().focus({ preventScroll: true });
+  }
+
+  function typing(target) {
+    if (!target || !target.tagName) return false;
+    var tag = target.tagName.toLowerCase();
+    return tag === "input" || tag === "textarea" || tag === "select" || target.isContentEditable;
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    var target = event.target;
+    if (typing(target)) {
+      var row = target.closest("[data-shortcut-row]");
+      if (event.key === "Enter" && row && target.matches("[data-rationale], input[name=target]")) {
+        // The form's default button is disabled, so Enter alone never decides; a pending
+        // decision (r, then the rationale) is sent here.
+        var pending = row.dataset.pendingDecision;
+        if (pending) {
+          event.preventDefault();
+          delete row.dataset.pendingDecision;
+          var button = row.querySelector('button[data-decision="' + pending + '"]');
+          if (button) button.click();
+        }
+      } else if (event.key === "Escape") {
+        target.blur();
+        if (row) select(row, false);
+      }
+      return;
+    }
+    switch (event.key) {
+      case "j": move(1); break;
+      case "k": move(-1); break;
+      case "a": press("accept"); break;
+      case "r": press("reject"); break;
+      case "?": toggleHelp(); break;
+      case "Escape": toggleHelp(false); return;
+      default: return;
+    }
+    event.preventDefault();
+  });
+
+  document.addEventListener("click", function (event) {
+    var toggle = event.target.closest("[data-help-toggle]");
+    if (toggle) {
+      toggleHelp();
+      return;
+    }
+    var row = event.target.closest("[data-shortcut-row]");
+    if (row && row.id !== selectedId) select(row, false);
+  });
+
+  // A decision replaces the row: keep the replacement selected so j/k continue from it.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var row = selectedId && document.getElementById(selectedId);
+    if (row && row.getAttribute("aria-selected") !== "true") select(row, false);
+  });
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", configureHtmx);
+  else configureHtmx();
+})();

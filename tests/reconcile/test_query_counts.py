@@ -1,0 +1,45 @@
+"""The reconciliation page makes as many SQL queries at 2,000 records as at 20 (DESIGN.md §11)."""
+import time
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.reconcile.page_factories import build_reconcile_run
+
+pytestmark = pytest.mark.django_db
+
+
+def _page_queries(client, size: int, run_id: str) -> tuple[int, float, bytes]:
+    run, member = build_reconcile_run(records=size, run_id=run_id)
+    url = f"/runs/{run.run_id}/reconcile/?member={member}"
+    client.get(url)  # warm the template cache
+    with CaptureQueriesContext(connection) as queries:
+        start = time.perf_counter()
+        response = client.get(url)
+        elapsed = time.perf_counter() - start
+    assert response.status_code == 200
+    return len(queries), elapsed, response.content
+
+
+def test_it_renders_the_page_with_the_same_number_of_queries_at_2000_records_as_at_20(client, reviewer):
+    client.force_login(reviewer.user)
+    small, _, small_page = _page_queries(client, 20, "AAS-2026-09-25-small-01")
+    large, elapsed, large_page = _page_queries(client, 2000, "AAS-2026-09-25-large-01")
+    assert small_page.count(b'class="pair state-') == 20
+    assert large_page.count(b'class="pair state-') == 2000
+    assert large == small, f"{small} queries at 20 records, {large} at 2,000"
+    print(f"\nreconciliation page: {large} queries; {elapsed * 1000:.0f} ms at 2,000 records")
+
+
+def test_it_keeps_the_query_count_of_an_htmx_filter_swap_constant(client, reviewer):
+    client.force_login(reviewer.user)
+    counts = []
+    for size, run_id in ((20, "AAS-2026-09-25-small-02"), (2000, "AAS-2026-09-25-large-02")):
+        run, member = build_reconcile_run(records=size, run_id=run_id)
+        url = f"/runs/{run.run_id}/reconcile/?member={member}&show=undecided"
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(url, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="pair-table")
+        assert response.status_code == 200 and b"<html" not in response.content
+        counts.append(len(queries))
+    assert counts[0] == counts[1]
