@@ -105,10 +105,20 @@ class Mapping(Decidable):
     reason = models.TextField(blank=True)
     proposed_by = models.CharField(max_length=200)
     created_at = models.DateTimeField(default=timezone.now)
+    # What the app derived this mapping from, so a re-sync never creates it twice: the source ID
+    # for a suggestion, "source|relation|target" as stated for a reconciliation's or result's
+    # statement. Empty for an agent's or reviewer's proposal.
+    origin_key = models.CharField(max_length=400, blank=True)
 
     class Meta:
         ordering = ["run_id", "source", "id"]
         indexes = [models.Index(fields=["run", "state"]), models.Index(fields=["run", "source"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "origin", "origin_key"], condition=~models.Q(origin_key=""),
+                name="mapping_derived_once",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.source} {self.relation} {self.target or '∅'}"

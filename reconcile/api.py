@@ -1,0 +1,273 @@
+"""REST API for the reconciliation (DESIGN §4): one DRF view per operation, each calling a service."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.db.models import F
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from records.models import Role
+from reviews.access import DECIDE, PROPOSE, READ_RUNS
+from reviews.api import get_run_for
+from reviews.api_errors import ApiError, Conflict
+from reviews.audit import Actor
+
+from . import services
+from .models import CanonicalRecord, IssueDecision, Mapping
+
+
+# --- serializers ---------------------------------------------------------------------------------
+
+class MappingSerializer(serializers.ModelSerializer):
+    member = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Mapping
+        fields = ["id", "source", "member", "relation", "target", "state", "origin", "score", "reason", "version",
+                  "rationale", "decided_by", "decided_at", "decided_member_sha256", "decided_content_sha256",
+                  "proposed_by", "created_at"]
+
+    def get_member(self, mapping: Mapping) -> str | None:
+        record = mapping.source_record
+        return record.member_version.member.role if record is not None else None
+
+
+class IssueDecisionSerializer(serializers.ModelSerializer):
+    """One integration issue of a current member version, with its decision."""
+
+    issue_id = serializers.IntegerField(source="issue.id")
+    member = serializers.CharField(source="issue.member_version.member.role")
+    member_version = serializers.IntegerField(source="issue.member_version.version")
+    index = serializers.IntegerField(source="issue.index")
+    text = serializers.CharField(source="issue.text")
+    references = serializers.JSONField(source="issue.references")
+    line = serializers.IntegerField(source="issue.line")
+    content_sha256 = serializers.CharField(source="issue.content_sha256")
+
+    class Meta:
+        model = IssueDecision
+        fields = ["id", "issue_id", "member", "member_version", "index", "text", "references", "line",
+                  "content_sha256", "state", "version", "rationale", "decided_by", "decided_at",
+                  "decided_member_sha256", "decided_content_sha256"]
+
+
+class CanonicalRecordSerializer(serializers.ModelSerializer):
+    members = serializers.SerializerMethodField()
+
+    class Meta:
+        model = CanonicalRecord
+        fields = ["canonical_id", "kind", "number", "label", "origin", "state", "source_record_id", "rationale",
+                  "version", "members"]
+
+    def get_members(self, record: CanonicalRecord) -> list[dict]:
+        return self.context.get("members", {}).get(record.canonical_id, [])
+
+
+class ProposalSerializer(serializers.Serializer):
+    source = serializers.CharField(max_length=120)
+    relation = serializers.ChoiceField(choices=Mapping.Relation.values)
+    target = serializers.CharField(max_length=120, allow_blank=True, allow_null=True, required=False, default=None)
+
+
+class DecisionSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=services.DECISIONS)
+    rationale = serializers.CharField(allow_blank=True, required=False, default="")
+    # Missing is a stale read, not bad input: the 409 hands back the current version.
+    version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    target = serializers.CharField(max_length=120, allow_blank=True, allow_null=True, required=False, default=None)
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+def _choice(request, name: str, values) -> str | None:
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        return None
+    if value not in values:
+        raise ApiError(f"{name}: unknown value {value!r}; use one of {', '.join(values)}", code="invalid_filter",
+                       details={"parameter": name, "allowed": list(values)})
+    return value
+
+
+def _proposal_error(error: services.ProposalError) -> ApiError:
+    if isinstance(error, services.RunLocked):
+        return Conflict(error.message, code="run_locked")
+    if isinstance(error, services.InvalidDecision):
+        return Conflict(error.message, code="invalid_decision")
+    return ApiError(error.message, code="invalid", details={"field": error.field} if error.field else None)
+
+
+def _stale(error: services.StaleVersion, serializer_class) -> Conflict:
+    return Conflict(str(error), code="stale_version", details={"current": serializer_class(error.current).data})
+
+
+def _mappings(run):
+    return (Mapping.objects.filter(run=run)
+            .select_related("source_record__member_version__member")
+            .defer("source_record__member_version__content", "source_record__text", "source_record__body",
+                   "source_record__fields", "source_record__references",
+                   "source_record__member_version__parsed", "source_record__member_version__front_matter"))
+
+
+def _issue_decisions(run):
+    return (services.current_issue_decisions(run)
+            .select_related("issue__member_version__member")
+            .defer("issue__member_version__content", "issue__member_version__parsed",
+                   "issue__member_version__front_matter"))
+
+
+# --- views ---------------------------------------------------------------------------------------
+
+class CanonicalRecordListView(generics.ListAPIView):
+    """The run's shared set, each with the member records mapped to it by accepted mappings."""
+
+    serializer_class = CanonicalRecordSerializer
+
+    @extend_schema(summary="Canonical records of the run", parameters=[
+        OpenApiParameter("kind", str), OpenApiParameter("state", str, enum=list(CanonicalRecord.State.values)),
+        OpenApiParameter("origin", str, enum=list(CanonicalRecord.Origin.values))])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        self.run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
+        records = CanonicalRecord.objects.filter(run=self.run).defer("text")
+        kind = self.request.query_params.get("kind")
+        if kind:
+            records = records.filter(kind=kind)
+        state = _choice(self.request, "state", CanonicalRecord.State.values)
+        if state:
+            records = records.filter(state=state)
+        origin = _choice(self.request, "origin", CanonicalRecord.Origin.values)
+        if origin:
+            records = records.filter(origin=origin)
+        return records.order_by("kind", F("number").asc(nulls_last=True), "canonical_id")
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        run = getattr(self, "run", None)
+        if run is None:
+            return context
+        members: dict[str, list[dict]] = defaultdict(list)
+        for mapping in _mappings(run).filter(state=Mapping.State.ACCEPTED).exclude(target="").order_by("source", "id"):
+            record = mapping.source_record
+            members[mapping.target].append({
+                "source": mapping.source, "relation": mapping.relation, "mapping": mapping.pk,
+                "member": record.member_version.member.role if record is not None else None,
+            })
+        return context | {"members": members}
+
+
+class MappingListCreateView(generics.ListCreateAPIView):
+    serializer_class = MappingSerializer
+
+    @extend_schema(summary="Mappings of the run", parameters=[
+        OpenApiParameter("state", str, enum=list(Mapping.State.values)),
+        OpenApiParameter("origin", str, enum=list(Mapping.Origin.values)),
+        OpenApiParameter("member", str, enum=list(Role.values))])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
+        mappings = _mappings(run)
+        state = _choice(self.request, "state", Mapping.State.values)
+        if state:
+            mappings = mappings.filter(state=state)
+        origin = _choice(self.request, "origin", Mapping.Origin.values)
+        if origin:
+            mappings = mappings.filter(origin=origin)
+        member = _choice(self.request, "member", Role.values)
+        if member:
+            mappings = mappings.filter(source_record__member_version__member__role=member)
+        return mappings.order_by("source", "id")
+
+    @extend_schema(summary="Propose a mapping", request=ProposalSerializer, responses={201: MappingSerializer})
+    def post(self, request, run_id: str):
+        run = get_run_for(request, run_id, PROPOSE, "mapping.propose")
+        proposal = ProposalSerializer(data=request.data)
+        proposal.is_valid(raise_exception=True)
+        try:
+            mapping = services.propose_mapping(run=run, actor=Actor.for_request(request), **proposal.validated_data)
+        except services.ProposalError as error:
+            raise _proposal_error(error) from None
+        return Response(MappingSerializer(_mappings(run).get(pk=mapping.pk)).data, status=status.HTTP_201_CREATED)
+
+
+class MappingDecisionView(APIView):
+    @extend_schema(summary="Accept, reject or reopen a mapping (reviewers)", request=DecisionSerializer,
+                   responses={200: MappingSerializer, 409: OpenApiTypes.OBJECT})
+    def post(self, request, run_id: str, mapping_id: int):
+        run = get_run_for(request, run_id, DECIDE, "mapping.decide")
+        mapping = get_object_or_404(Mapping.objects.select_related("run"), run=run, pk=mapping_id)
+        decision = DecisionSerializer(data=request.data)
+        decision.is_valid(raise_exception=True)
+        data = decision.validated_data
+        try:
+            mapping = services.decide_mapping(
+                mapping=mapping, decision=data["decision"], rationale=data["rationale"],
+                actor=Actor.for_request(request), expected_version=data["version"],
+                target=data["target"] if data["decision"] == services.ACCEPT else None,
+            )
+        except services.StaleVersion as stale:
+            raise _stale(stale, MappingSerializer) from None
+        except services.ProposalError as error:
+            raise _proposal_error(error) from None
+        return Response(MappingSerializer(_mappings(run).get(pk=mapping.pk)).data)
+
+
+class IssueListView(generics.ListAPIView):
+    """Integration issues of the current member versions with their decision state."""
+
+    serializer_class = IssueDecisionSerializer
+
+    @extend_schema(summary="Integration issues with their decision state", parameters=[
+        OpenApiParameter("state", str, enum=list(IssueDecision.State.values)),
+        OpenApiParameter("member", str, enum=list(Role.values))])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
+        decisions = _issue_decisions(run)
+        state = _choice(self.request, "state", IssueDecision.State.values)
+        if state:
+            decisions = decisions.filter(state=state)
+        member = _choice(self.request, "member", Role.values)
+        if member:
+            decisions = decisions.filter(issue__member_version__member__role=member)
+        return decisions.order_by("issue__member_version__member__role", "issue__index")
+
+
+class IssueDecisionView(APIView):
+    @extend_schema(summary="Accept, reject or reopen an integration issue (reviewers)", request=DecisionSerializer,
+                   responses={200: IssueDecisionSerializer, 409: OpenApiTypes.OBJECT})
+    def post(self, request, run_id: str, decision_id: int):
+        run = get_run_for(request, run_id, DECIDE, "issue.decide")
+        item = get_object_or_404(IssueDecision.objects.select_related("run"), run=run, pk=decision_id)
+        decision = DecisionSerializer(data=request.data)
+        decision.is_valid(raise_exception=True)
+        data = decision.validated_data
+        if data["target"]:
+            raise ApiError("target: an integration issue has no target", code="invalid", details={"field": "target"})
+        try:
+            item = services.decide_issue(issue_decision=item, decision=data["decision"], rationale=data["rationale"],
+                                         actor=Actor.for_request(request), expected_version=data["version"])
+        except services.StaleVersion as stale:
+            raise _stale(stale, IssueDecisionSerializer) from None
+        except services.ProposalError as error:
+            raise _proposal_error(error) from None
+        return Response(IssueDecisionSerializer(item).data)
+
+
+class ProgressView(APIView):
+    @extend_schema(summary="Counts of decided and open mappings and integration issues",
+                   responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, run_id: str):
+        run = get_run_for(request, run_id, READ_RUNS, "read")
+        return Response(services.decision_progress(run))

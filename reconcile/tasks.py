@@ -1,0 +1,35 @@
+"""Reconcile's Celery tasks: take IDs, call a service, own the retry policy."""
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import OperationalError
+
+from reviews.audit import Actor
+from reviews.models import Run
+
+from . import services
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def sync_run(run_pk: int) -> dict | None:
+    """Bring the run's reconciliation up to date with its members (idempotent; records queues it by name)."""
+    run = Run.objects.filter(pk=run_pk).first()
+    if run is None:
+        return None
+    return services.sync_run(run=run, actor=Actor.worker("sync_run")).as_dict()
+
+
+# --- finalization (reconcile/approval.py) ---------------------------------------------
+
+
+@shared_task(bind=True, acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True,
+             retry_backoff_max=300, max_retries=5)
+def finalize_run(self, run_pk: int) -> str:
+    """Render and store the run's final result; idempotent (a second run returns the stored result)."""
+    from . import approval
+
+    run = Run.objects.filter(pk=run_pk).first()
+    if run is None:
+        return "no such run"
+    result = approval.finalize_run(run=run, actor=Actor.worker("finalize_run"))
+    return f"final {result.sha256}" if result is not None else f"not finalized: {run.status} {run.status_reason}"
