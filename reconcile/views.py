@@ -30,12 +30,7 @@ from reviews.access import DECIDE, READ_RUNS, check_role, has_any_role
 from reviews.audit import Actor
 from reviews.models import Run
 
-from . import diffing
-
-try:
-    from . import services
-except ImportError:  # TEMPORARY: reconcile-core's services land in parallel; remove this guard then.
-    services = None
+from . import diffing, services
 from .forms import BulkAcceptForm, DecisionForm, PageFilterForm
 from .models import CanonicalRecord, Decidable, IssueDecision, KindCounter, Mapping
 
@@ -195,8 +190,6 @@ def _canonicals(run: Run) -> dict[str, CanonicalRecord]:
 
 def _progress(run: Run) -> dict:
     """Counts of what is left to decide, in the shape of services.decision_progress."""
-    if services is None or not hasattr(services, "decision_progress"):
-        return _local_progress(run)  # TEMPORARY until services.decision_progress lands
     progress = services.decision_progress(run)
     mappings, issues = progress.get("mappings", {}), progress.get("issues", {})
     return {
@@ -206,18 +199,6 @@ def _progress(run: Run) -> dict:
         "issues_undecided": issues.get("undecided", 0),
         "issues_total": issues.get("total", 0),
     }
-
-
-def _local_progress(run: Run) -> dict:
-    """TEMPORARY stand-in for services.decision_progress (one aggregate query per table)."""
-    open_states = [Decidable.State.PROPOSED, Decidable.State.STALE]
-    m = Mapping.objects.filter(run=run).aggregate(
-        total=Count("id"), undecided=Count("id", filter=Q(state__in=open_states)),
-        stale=Count("id", filter=Q(state=Decidable.State.STALE)))
-    i = IssueDecision.objects.filter(run=run).aggregate(
-        total=Count("id"), undecided=Count("id", filter=Q(state__in=open_states)))
-    return {"mappings_undecided": m["undecided"], "mappings_stale": m["stale"], "mappings_total": m["total"],
-            "issues_undecided": i["undecided"], "issues_total": i["total"]}
 
 
 def _members(run: Run):
@@ -389,6 +370,8 @@ def decide_mapping(request, run_id: str, mapping_id: int):
         except services.StaleVersion as stale:
             mapping = stale.current
             status, message, message_class = 409, STALE_MESSAGE, "stale"
+        except (services.RunLocked, services.InvalidDecision) as error:
+            status, message, message_class = 409, str(error), "error"
         except services.ProposalError as error:
             status, message, message_class = 400, str(error), "error"
     if not request.htmx:
@@ -420,6 +403,8 @@ def decide_issue(request, run_id: str, issue_id: int):
         except services.StaleVersion as stale:
             decision = stale.current
             status, message, message_class = 409, STALE_MESSAGE, "stale"
+        except (services.RunLocked, services.InvalidDecision) as error:
+            status, message, message_class = 409, str(error), "error"
         except services.ProposalError as error:
             status, message, message_class = 400, str(error), "error"
     if not request.htmx:
@@ -439,10 +424,14 @@ def bulk_accept(request, run_id: str):
     if not form.is_valid():
         messages.error(request, "Bulk accept needs a minimum score between 0 and 1.")
         return redirect(_back_to_page(run, request))
-    accepted = services.bulk_accept_suggestions(
-        run=run, min_score=form.cleaned_data["min_score"], actor=Actor.for_request(request),
-        rationale=form.rationale_or_default(),
-    )
+    try:
+        accepted = services.bulk_accept_suggestions(
+            run=run, min_score=form.cleaned_data["min_score"], actor=Actor.for_request(request),
+            rationale=form.rationale_or_default(),
+        )
+    except services.ProposalError as error:
+        messages.error(request, str(error))
+        return redirect(_back_to_page(run, request))
     messages.success(request, f"Accepted {accepted} suggestion{'s' if accepted != 1 else ''} "
                               f"scoring at least {form.cleaned_data['min_score']:.2f}.")
     return redirect(_back_to_page(run, request))
