@@ -16,16 +16,18 @@ returns `created_at` in exactly this form, so anyone can recompute the chain
 from `GET /api/runs/{run_id}/audit/` alone.
 
 What is hashed is what is stored, and what is stored survives PostgreSQL's
-jsonb round trip. `record_event` therefore first makes before/after plain
-JSON (`plain_json`): dates, decimals and UUIDs become strings as Django's
-JSON encoder writes them, tuples and sets become lists, and the values
-neither jsonb nor JCS can carry are written as strings: NaN and the
-infinities ("NaN", "Infinity", "-Infinity"), integers beyond ±(2^53 − 1)
-(their decimal digits), NUL and lone surrogates (U+FFFD). jsonb keeps
-numbers as decimals and hands a large integral float (1e16) back as an
-integer; `canonical_json` reads an integer beyond ±(2^53 − 1) as the double
-it was written from, so verification recomputes exactly what was hashed.
-Numbers are compared as IEEE doubles, as RFC 8785 specifies.
+jsonb round trip unchanged. `record_event` therefore first makes before/after
+plain JSON (`plain_json`): dates, decimals and UUIDs become strings as
+Django's JSON encoder writes them, tuples become lists, sets sorted lists,
+and the values neither jsonb nor JCS carry exactly are written as strings:
+NaN and the infinities ("NaN", "Infinity", "-Infinity"), numbers beyond
+±(2^53 − 1) (an integer as its digits, a float as Python's repr: "1e+16";
+jsonb would hand such a float back as an integer that JCS refuses), and NUL
+and lone surrogates inside strings (U+FFFD). Every number left is one that
+JCS serialises and that a client decoding the API's JSON reads back to the
+same value, so the chain can be recomputed from `GET …/audit/` alone. A
+stored value JCS cannot serialise (only a hand-edited row holds one) makes
+the chain broken at that event.
 
 Rows are append-only: a PostgreSQL trigger refuses UPDATE, DELETE and
 TRUNCATE (migration 0002). A chain cannot show that events were cut from its
@@ -106,7 +108,7 @@ def plain_json(value: Any) -> Any:
             return "NaN"
         if math.isinf(value):
             return "Infinity" if value > 0 else "-Infinity"
-        return float(value)
+        return float(value) if -SAFE_INT <= value <= SAFE_INT else repr(float(value))
     if isinstance(value, str):
         return _plain_str(str(value))
     if isinstance(value, dict):
@@ -116,19 +118,6 @@ def plain_json(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return sorted((plain_json(v) for v in value), key=lambda v: canonical_json(v))
     return _plain_str(DjangoJSONEncoder().default(value))
-
-
-def _as_hashed(value: Any) -> Any:
-    """Undo jsonb's one change to what was hashed: a large integral float comes back as an integer."""
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int) and not -SAFE_INT <= value <= SAFE_INT:
-        return float(value)
-    if isinstance(value, dict):
-        return {k: _as_hashed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_as_hashed(v) for v in value]
-    return value
 
 
 def hashed_created_at(event: AuditEvent) -> str:
@@ -152,7 +141,7 @@ def chain_payload(event: AuditEvent) -> dict:
 
 def canonical_json(payload: Any) -> bytes:
     """RFC 8785 bytes of `payload`; raises rfc8785.CanonicalizationError on what JSON cannot carry."""
-    return rfc8785.dumps(_as_hashed(payload))
+    return rfc8785.dumps(payload)
 
 
 def event_hash(prev_hash: str, payload: dict) -> str:

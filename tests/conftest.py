@@ -177,3 +177,19 @@ def wait_until(predicate, timeout: float = 30.0, interval: float = 0.2):
             return value
         time.sleep(interval)
     raise AssertionError(f"condition not met within {timeout}s")
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The test database, with TRUNCATE of the audit table allowed (UPDATE and DELETE stay refused).
+
+    Transactional tests (the `worker` fixture, threads) end with Django's flush, which TRUNCATEs
+    every table; the append-only trigger would refuse it. Only this test database loses the
+    TRUNCATE guard; tests/reviews/test_audit.py switches it back on to show it holds.
+    """
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("ALTER TABLE reviews_auditevent DISABLE TRIGGER reviews_auditevent_no_truncate")
