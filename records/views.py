@@ -1,0 +1,120 @@
+"""The run page and the member page (DESIGN §5): members, hashes, pipeline progress, findings, records."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from reviews.access import READ_RUNS, check_role
+from reviews.audit import Actor
+from reviews.models import Run
+
+from . import services
+from .ids import KINDS
+from .models import MemberReport, MemberVersion, Record, Role
+from .serializers import full_counts
+
+PIPELINE_STEPS = ("received", "parsing", "parsed", "validated")
+KIND_NAMES = {"CMP": "Components", "OBJ": "Operative objects", "RTE": "Routes", "CLM": "Claims",
+              "ABS": "Evidenced absences", "BAP": "Behavioral-authority paths"}
+SEVERITIES = ("error", "warning")
+
+
+def _readable_run(request, run_id: str) -> Run:
+    run = get_object_or_404(Run, run_id=run_id)
+    check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_user(request.user))
+    return run
+
+
+def _pipeline(version: MemberVersion | None) -> list[dict]:
+    status = version.status if version else ""
+    reached = PIPELINE_STEPS.index(status) if status in PIPELINE_STEPS else -1
+    if status == MemberVersion.Status.FAILED:
+        reached = 1  # it failed while parsing
+    return [{"name": step, "done": i <= reached, "current": i == reached} for i, step in enumerate(PIPELINE_STEPS)]
+
+
+def pipeline_context(run: Run) -> dict:
+    members = list(MemberReport.objects.filter(run=run).select_related("current_version")
+                   .defer("current_version__content", "current_version__parsed").order_by("role"))
+    rows = []
+    for member in members:
+        version = member.current_version
+        rows.append({"member": member, "version": version, "counts": full_counts(version.counts if version else None),
+                     "steps": _pipeline(version),
+                     "failed": bool(version and version.status == MemberVersion.Status.FAILED)})
+    busy = run.status == Run.Status.VALIDATING or any(
+        row["version"] and row["version"].status not in (MemberVersion.Status.VALIDATED, MemberVersion.Status.FAILED)
+        for row in rows)
+    return {"run": run, "rows": rows, "polling": busy}
+
+
+def _findings_by_member(report) -> list[dict]:
+    if report is None:
+        return []
+    grouped: dict[str, dict[str, list]] = defaultdict(lambda: {s: [] for s in SEVERITIES})
+    for finding in report.findings.order_by("member", "line", "code"):
+        grouped[finding.member or "run"][finding.severity].append(finding)
+    return [{"member": member, "severities": [(s, found[s]) for s in SEVERITIES if found[s]],
+             "linkable": member in Role.values}
+            for member, found in sorted(grouped.items())]
+
+
+@login_required
+@require_GET
+def run_detail(request, run_id: str):
+    run = _readable_run(request, run_id)
+    context = pipeline_context(run)
+    if request.htmx:
+        return render(request, "records/run_detail.html#pipeline", context)
+    report = services.latest_validation(run)
+    context |= {"report": report, "findings": _findings_by_member(report)}
+    return render(request, "records/run_detail.html", context)
+
+
+def _numbered(text: str, first: int) -> list[tuple[int, str]]:
+    return [(first + i, line) for i, line in enumerate(text.splitlines())]
+
+
+@login_required
+@require_GET
+def member_detail(request, run_id: str, member_id: str):
+    run = _readable_run(request, run_id)
+    member = get_object_or_404(MemberReport, run=run, role=member_id)
+    versions = list(member.versions.defer("content", "parsed").order_by("version"))
+    wanted = request.GET.get("version", "")
+    if wanted:
+        version = next((v for v in versions if str(v.version) == wanted), None)
+        if version is None:
+            raise Http404(f"{member_id} has no version {wanted}")
+    else:
+        version = next((v for v in versions if v.pk == member.current_version_id), None)
+    if version is None:
+        raise Http404(f"{member_id} has no uploaded version")
+    records = list(Record.objects.filter(member_version=version).order_by("ordinal"))
+    covered: set[int] = set()
+    by_kind: dict[str, list] = defaultdict(list)
+    annotations = []
+    for record in records:
+        entry = {"record": record, "lines": _numbered(record.text, record.line_start)}
+        covered.update(n for n, _ in entry["lines"])
+        if record.record_type == Record.Type.ANNOTATION:
+            annotations.append(entry)
+        else:
+            by_kind[record.kind].append(entry)
+    groups = [{"kind": kind, "name": KIND_NAMES[kind], "records": by_kind[kind]} for kind in KINDS if by_kind[kind]]
+    groups += [{"kind": kind, "name": kind or "Other", "records": entries}
+               for kind, entries in by_kind.items() if kind not in KINDS]
+    content = bytes(MemberVersion.objects.values_list("content", flat=True).get(pk=version.pk))
+    full_text = [(n, line, n not in covered) for n, line in _numbered(content.decode("utf-8"), 1)]
+    report = services.latest_validation(run)
+    findings = list(report.findings.filter(member_version=version).order_by("line", "code")) if report else []
+    issues = list(version.integration_issues.order_by("index"))
+    return render(request, "records/member_detail.html", {
+        "run": run, "member": member, "version": version, "versions": versions, "groups": groups,
+        "annotations": annotations, "issues": issues, "findings": findings, "full_text": full_text,
+        "counts": full_counts(version.counts),
+    })

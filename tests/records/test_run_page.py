@@ -1,0 +1,122 @@
+"""The run page and the member page in the browser (DESIGN §5)."""
+import hashlib
+
+import pytest
+from django.test import Client
+
+from records import services
+from records.models import MemberVersion
+from reviews.audit import Actor
+from tests.conftest import seed_bytes
+
+ACTOR = Actor.command("test")
+
+
+@pytest.fixture(autouse=True)
+def _fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def browser(reviewer):
+    client = Client()
+    client.force_login(reviewer.user)
+    return client
+
+
+def ingest(run, role, content, capture, execute=True):
+    with capture(execute=execute):
+        version, _ = services.ingest_member_report(run=run, role=role, filename=f"{role}.md", content=content,
+                                                   actor=ACTOR)
+    return version
+
+
+@pytest.mark.django_db
+def test_it_lists_members_with_hash_counts_and_links(browser, run_factory, django_capture_on_commit_callbacks):
+    run = run_factory()
+    ingest(run, "memory", seed_bytes("002"), django_capture_on_commit_callbacks)
+    ingest(run, "workflow", seed_bytes("001"), django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    response = browser.get(f"/runs/{run.run_id}/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert hashlib.sha256(seed_bytes("002")).hexdigest() in html
+    assert hashlib.sha256(seed_bytes("001")).hexdigest() in html
+    assert run.manifest_sha256 in html
+    assert "18 declared · 5 annotated" in html
+    assert f"/api/runs/{run.run_id}/members/memory/raw" in html
+    assert f'href="/runs/{run.run_id}/reconcile/"' in html and f'href="/runs/{run.run_id}/audit/"' in html
+    assert 'hx-trigger="every 2s"' not in html  # everything finished: no polling
+    # Findings grouped by member link to the line on the member page.
+    assert f"/runs/{run.run_id}/members/memory/#L" in html
+    assert "unresolved-reference" in html
+
+
+@pytest.mark.django_db
+def test_it_polls_while_the_pipeline_is_working(browser, run_factory, django_capture_on_commit_callbacks):
+    run = run_factory()
+    ingest(run, "workflow", seed_bytes("001"), django_capture_on_commit_callbacks, execute=False)
+    html = browser.get(f"/runs/{run.run_id}/").content.decode()
+    assert 'hx-trigger="every 2s"' in html
+    assert '<li class="done current">received</li>' in html
+
+
+@pytest.mark.django_db
+def test_it_returns_only_the_pipeline_partial_for_htmx(browser, run_factory, django_capture_on_commit_callbacks):
+    run = run_factory()
+    ingest(run, "workflow", seed_bytes("001"), django_capture_on_commit_callbacks, execute=False)
+    response = browser.get(f"/runs/{run.run_id}/", HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section id="pipeline"')
+    assert "<html" not in html and "Validation" not in html
+    assert 'hx-trigger="every 2s"' in html
+    MemberVersion.objects.update(status=MemberVersion.Status.VALIDATED)
+    run.status = "in_review"
+    run.save(update_fields=["status"])
+    done = browser.get(f"/runs/{run.run_id}/", HTTP_HX_REQUEST="true").content.decode()
+    assert "hx-trigger" not in done  # the swap without a trigger stops the polling
+
+
+@pytest.mark.django_db
+def test_report_text_is_escaped(browser, run_factory, django_capture_on_commit_callbacks):
+    run = run_factory()
+    evil = (b"# Memory report\n\n## Shared records\n\n### Operative objects\n\n"
+            b"#### MEM-OBJ-evil-thing \xe2\x80\x94 <script>alert(1)</script> label\n\n"
+            b"- Body: <img src=x onerror=alert(2)> and `code`\n")
+    version = ingest(run, "memory", evil, django_capture_on_commit_callbacks)
+    version.refresh_from_db()
+    assert version.counts["declarations"] == 1
+    for url in (f"/runs/{run.run_id}/", f"/runs/{run.run_id}/members/memory/"):
+        html = browser.get(url).content.decode()
+        assert "<script>alert(1)" not in html
+        assert "<img src=x" not in html
+    member_html = browser.get(f"/runs/{run.run_id}/members/memory/").content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in member_html
+    assert 'id="L7"' in member_html
+
+
+@pytest.mark.django_db
+def test_the_member_page_groups_records_by_kind_with_line_anchors(browser, run_factory,
+                                                                 django_capture_on_commit_callbacks):
+    run = run_factory()
+    ingest(run, "result", seed_bytes("000"), django_capture_on_commit_callbacks)
+    html = browser.get(f"/runs/{run.run_id}/members/result/").content.decode()
+    for heading in ("Components", "Operative objects", "Routes", "Claims", "Evidenced absences",
+                    "Behavioral-authority paths"):
+        assert heading in html
+    assert 'id="RTE-8"' in html
+    lines = seed_bytes("000").decode().splitlines()
+    assert html.count('id="L') == len(lines)  # every line has exactly one anchor
+    assert browser.get(f"/runs/{run.run_id}/members/result/", {"version": 9}).status_code == 404
+
+
+@pytest.mark.django_db
+def test_pages_need_login_and_a_role(run_factory, outsider):
+    run = run_factory()
+    anonymous = Client()
+    response = anonymous.get(f"/runs/{run.run_id}/")
+    assert response.status_code == 302 and "/login/" in response["Location"]
+    stranger = Client()
+    stranger.force_login(outsider.user)
+    assert stranger.get(f"/runs/{run.run_id}/").status_code == 403
+    assert Client().get("/runs/AAS-2026-01-01-none-01/").status_code == 302
