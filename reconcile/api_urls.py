@@ -13,3 +13,18 @@ urlpatterns = [
          name="api-issue-decision"),
     path("runs/<str:run_id>/progress/", api.ProgressView.as_view(), name="api-decision-progress"),
 ]
+
+# Approval, the final result and the export bundle (reconcile/result_api.py).
+from django.urls import path as _path  # noqa: E402
+
+from . import result_api  # noqa: E402
+
+urlpatterns += [
+    _path("runs/<str:run_id>/approve/", result_api.ApproveView.as_view(), name="api-run-approve"),
+    _path("runs/<str:run_id>/reopen/", result_api.ReopenView.as_view(), name="api-run-reopen"),
+    _path("runs/<str:run_id>/finalize/retry/", result_api.FinalizeRetryView.as_view(), name="api-run-finalize-retry"),
+    _path("runs/<str:run_id>/result/", result_api.ResultView.as_view(), name="api-run-result"),
+    _path("runs/<str:run_id>/result.json", result_api.ResultJsonView.as_view(), name="api-run-result-json"),
+    # GET export here; the POST import is records' view, which BundleView subclasses.
+    _path("runs/<str:run_id>/bundle/", result_api.BundleView.as_view(), name="api-run-bundle"),
+]

@@ -10,6 +10,7 @@ the reviewers' decisions.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 
@@ -28,6 +29,8 @@ from reviews.models import AuditEvent, Run
 from . import bundles, rendering
 from .models import Approval, CanonicalRecord, Mapping, Result
 from .models import IssueDecision as IssueDecisionRow
+
+logger = logging.getLogger(__name__)
 
 # How many undecided items or findings a blocker names before it says "and N more".
 FIRST_ITEMS = 5
@@ -48,7 +51,7 @@ class ApprovalBlocked(Exception):
     """The run cannot be approved now; `reasons` says what blocks, one line each."""
 
     def __init__(self, reasons: list[str]):
-        super().__init__("; ".join(reasons))
+        super().__init__(" ".join(reasons))
         self.reasons = reasons
 
 
@@ -206,9 +209,15 @@ def approve_run(*, run: Run, note: str, actor: Actor) -> Approval:
 
 
 def _queue_finalize(run_pk: int) -> None:
+    """Hand finalization to a worker; a broker that is down loses nothing (the run stays approved
+    or finalizing, and `retry_finalize` or a redelivery picks it up)."""
     from .tasks import finalize_run as finalize_task
 
-    finalize_task.delay(run_pk)
+    try:
+        finalize_task.apply_async(args=[run_pk], retry=True,
+                                  retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2})
+    except Exception:  # noqa: BLE001 — whatever the transport raises, the committed approval is safe
+        logger.warning("could not queue finalize_run(%s)", run_pk, exc_info=True)
 
 
 def current_approval(run: Run) -> Approval | None:
@@ -521,7 +530,7 @@ def gather_result_input(
             if amendment.kind == "unresolved-conflict":
                 conflicts.append(amendment.text)
                 continue
-            decided = _amendment_decision(amendment.references, supersessions)
+            decided = _amendment_decision(amendment.references, supersessions, aliases)
             if decided is None:
                 amendments.append(rendering.AmendmentDecision(
                     text=amendment.text, decision="carried",
@@ -569,9 +578,16 @@ def gather_result_input(
     )
 
 
-def _amendment_decision(references: tuple[str, ...], supersessions: dict) -> Mapping | None:
+def _amendment_decision(references: tuple[str, ...], supersessions: dict, aliases: dict[str, str]) -> Mapping | None:
+    """The supersedes mapping a reconciliation amendment states, when a reviewer decided it.
+
+    The mapping's target may have been resolved to its canonical ID when accepted, so a reference
+    counts when it is the target itself or an alias of it.
+    """
     for (source, target), mapping in supersessions.items():
-        if source in references and target in references and not mapping.is_open:
+        if mapping.is_open or source not in references:
+            continue
+        if target in references or any(aliases.get(ref) == target for ref in references):
             return mapping
     return None
 

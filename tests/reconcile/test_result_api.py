@@ -1,0 +1,276 @@
+"""Approval, finalization and the result over the REST API (DESIGN §4, §7), from upload to `final`."""
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from reconcile import services as reconcile_services
+from reconcile.models import IssueDecision, Mapping, Result
+from records.models import MemberVersion
+from records.parsing import parse_report
+from reviews.audit import Actor, verify_chain
+from reviews.models import AuditEvent, Run
+from tests.reconcile.test_approval import (  # noqa: F401
+    CHEATSHEET,
+    CHEATSHEET_FIELDS,
+    corpus_files,
+    ready_run,
+    undecided_run,
+)
+
+RUN_ID = CHEATSHEET_FIELDS["run_id"]
+API = f"/api/runs/{RUN_ID}"
+NOTE = "Read each accepted mapping against the runtime declarations and every issue against its route."
+
+
+def upload_corpus_run(agent, capture) -> Run:
+    """Create the run and upload every member as an agent, running the pipeline's tasks as they are queued."""
+    with capture(execute=True):
+        assert agent.post("/api/runs/", CHEATSHEET_FIELDS, format="json").status_code == 201
+    for name, data in corpus_files(CHEATSHEET).items():
+        with capture(execute=True):
+            response = agent.post(f"{API}/members/", {"role": name.removesuffix(".md"), "content": data.decode()},
+                                  format="json")
+        assert response.status_code == 201, response.json()
+    run = Run.objects.get(run_id=RUN_ID)
+    assert run.status == Run.Status.IN_REVIEW, run.status_reason
+    return run
+
+
+def decide_everything(run: Run, reviewer_actor: Actor) -> None:
+    """A reviewer accepts every `new` mapping first (allocating canonical IDs), then the rest, then every issue."""
+    mappings = sorted(Mapping.objects.filter(run=run, state=Mapping.State.PROPOSED),
+                      key=lambda m: (m.relation != Mapping.Relation.NEW, m.pk))
+    for mapping in mappings:
+        mapping.refresh_from_db()
+        reconcile_services.decide_mapping(mapping=mapping, decision="accept", rationale="checked by hand",
+                                          actor=reviewer_actor, expected_version=mapping.version)
+    for decision in IssueDecision.objects.filter(run=run, state=IssueDecision.State.PROPOSED):
+        reconcile_services.decide_issue(issue_decision=decision, decision="accept", rationale="route re-read",
+                                        actor=reviewer_actor, expected_version=decision.version)
+
+
+@pytest.fixture
+def reconciled_run(ready_run) -> Run:  # noqa: F811
+    """The corpus run as the pipeline and a reviewer leave it, built from rows (fast)."""
+    return ready_run
+
+
+@pytest.fixture
+def final_run(reconciled_run, reviewer, django_capture_on_commit_callbacks) -> Run:
+    with django_capture_on_commit_callbacks(execute=True):
+        response = reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json")
+    assert response.status_code == 201, response.json()
+    reconciled_run.refresh_from_db()
+    assert reconciled_run.status == Run.Status.FINAL, reconciled_run.status_reason
+    return reconciled_run
+
+
+# --- the whole flow -------------------------------------------------------------
+
+
+def test_a_corpus_run_goes_from_upload_through_decisions_to_final(agent, reviewer,
+                                                                   django_capture_on_commit_callbacks):
+    run = upload_corpus_run(agent, django_capture_on_commit_callbacks)
+    blocked = reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json")
+    assert blocked.status_code == 409
+    assert any(b.startswith("15 mappings undecided: ") for b in blocked.json()["error"]["details"]["blockers"])
+
+    decide_everything(run, Actor.for_user(reviewer.user))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json")
+    assert response.status_code == 201, response.json()
+    run.refresh_from_db()
+    assert run.status == Run.Status.FINAL, run.status_reason
+
+    result = Result.objects.get(run=run)
+    expected = {name: hashlib.sha256(data).hexdigest() for name, data in corpus_files(CHEATSHEET).items()}
+    assert {m["name"]: m["sha256"] for m in result.data["members"]} == expected
+    served = reviewer.get(f"{API}/result/").content
+    assert hashlib.sha256(served).hexdigest() == result.sha256
+    parsed = parse_report(served.decode("utf-8"))
+    assert {d.record_id for d in parsed.declarations} == {r["canonical_id"] for r in result.data["canonical_records"]}
+    assert {(m.source, m.target) for m in parsed.mappings} == {
+        (m["source"], m["target"]) for m in result.data["mappings"] if m["target"]
+    }
+    # The reconciliation's supersession, accepted by the reviewer, is the amendment's decision.
+    assert any(a["decision"] == "accept" and "EPI-OBJ-4 is superseded by MEM-OBJ-2" in a["text"]
+               for a in result.data["amendments"])
+    actions = list(AuditEvent.objects.filter(run=run).order_by("seq").values_list("action", flat=True))
+    assert actions[-3:] == ["run.approved", "run.finalizing", "run.finalized"]
+    assert verify_chain(run).ok
+
+
+def test_approving_answers_201_with_the_approval(reconciled_run, reviewer, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        response = reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json")
+    assert response.status_code == 201
+    body = response.json()
+    assert body["status"] == "approved"
+    assert body["approval"]["note"] == NOTE
+    assert body["approval"]["approved_by"] == "token:reviewer-1"
+    assert body["approval"]["manifest_sha256"] == reconciled_run.manifest_sha256
+
+
+def test_the_result_round_trips_through_the_parser(final_run, reviewer):
+    markdown = reviewer.get(f"{API}/result/").content.decode("utf-8")
+    parsed = parse_report(markdown)
+    result = Result.objects.get(run=final_run)
+    assert [d.record_id for d in parsed.declarations] == [r["canonical_id"] for r in result.data["canonical_records"]]
+    assert {(m.source, m.target) for m in parsed.mappings} == {
+        (m["source"], m["target"]) for m in result.data["mappings"] if m["target"]
+    }
+
+
+# --- GET result ------------------------------------------------------------------
+
+
+def test_it_serves_the_result_as_markdown_with_its_hash_as_etag(final_run, auditor):
+    result = Result.objects.get(run=final_run)
+    response = auditor.get(f"{API}/result/")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/markdown; charset=utf-8"
+    assert response["ETag"] == f'"{result.sha256}"'
+    assert hashlib.sha256(response.content).hexdigest() == result.sha256
+
+
+def test_it_answers_304_when_the_etag_matches(final_run, auditor):
+    etag = auditor.get(f"{API}/result/")["ETag"]
+    response = auditor.get(f"{API}/result/", HTTP_IF_NONE_MATCH=etag)
+    assert response.status_code == 304
+    assert response.content == b""
+    assert auditor.get(f"{API}/result/", HTTP_IF_NONE_MATCH='"0000"').status_code == 200
+
+
+def test_it_serves_markdown_even_when_the_client_asks_for_it_by_accept_header(final_run, auditor):
+    response = auditor.get(f"{API}/result/", HTTP_ACCEPT="text/markdown")
+    assert response.status_code == 200
+    assert response.content.startswith(b"---\n{")
+
+
+def test_it_answers_404_with_the_error_shape_until_the_run_is_final(reconciled_run, auditor):
+    response = auditor.get(f"{API}/result/", HTTP_ACCEPT="text/markdown")
+    assert response.status_code == 404
+    error = response.json()["error"]
+    assert error["code"] == "no_result"
+    assert "in_review" in error["message"]
+    assert auditor.get(f"{API}/result.json").status_code == 404
+
+
+def test_it_serves_the_result_as_data_with_both_hashes(final_run, reviewer):
+    markdown = reviewer.get(f"{API}/result/").content
+    body = reviewer.get(f"{API}/result.json").json()
+    assert body["sha256"] == hashlib.sha256(markdown).hexdigest()
+    assert body["manifest_sha256"] == final_run.manifest_sha256
+    assert body["front_matter"]["run-id"] == RUN_ID
+    assert body["verification"]["approval_note"] == NOTE
+
+
+def test_an_outsider_cannot_read_the_result(final_run, outsider):
+    assert outsider.get(f"{API}/result/").status_code == 403
+
+
+# --- approve: refusals -----------------------------------------------------------
+
+
+def test_approving_without_a_note_is_a_400_naming_the_note(reconciled_run, reviewer):
+    response = reviewer.post(f"{API}/approve/", {}, format="json")
+    assert response.status_code == 400
+    assert "note" in response.json()["error"]["message"]
+    assert reviewer.post(f"{API}/approve/", {"note": "   "}, format="json").status_code == 400
+
+
+def test_approving_with_undecided_items_is_a_409_listing_the_blockers(undecided_run, reviewer):
+    response = reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json")
+    assert response.status_code == 409
+    error = response.json()["error"]
+    assert error["code"] == "approval_blocked"
+    blockers = error["details"]["blockers"]
+    assert any(b.startswith("14 mappings undecided: ") and b.endswith(" and 9 more.") for b in blockers)
+    assert "5 integration issues undecided: memory issue 1 (proposed)" in " ".join(blockers)
+
+
+def test_approving_with_validation_errors_is_a_409(agent, reviewer, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        agent.post("/api/runs/", CHEATSHEET_FIELDS, format="json")
+    data = corpus_files(CHEATSHEET)["memory.md"]  # cites RT- records no member declares
+    with django_capture_on_commit_callbacks(execute=True):
+        agent.post(f"{API}/members/", {"role": "memory", "content": data.decode()}, format="json")
+    response = reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json")
+    assert response.status_code == 409
+    assert any(b.startswith("Validation found ") and "errors block approval" in b
+               for b in response.json()["error"]["details"]["blockers"])
+
+
+def test_an_agent_cannot_approve(reconciled_run, agent):
+    response = agent.post(f"{API}/approve/", {"note": NOTE}, format="json")
+    assert response.status_code == 403
+    assert AuditEvent.objects.filter(run=reconciled_run, action="permission.denied").exists()
+
+
+def test_uploads_are_refused_once_approved(reconciled_run, agent, reviewer, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json")
+    response = agent.post(f"{API}/members/", {"role": "synthesis", "content": "# late\n"}, format="json")
+    assert response.status_code == 409
+
+
+# --- tamper and retry --------------------------------------------------------------
+
+
+def test_a_tampered_member_fails_finalization_and_a_retry_after_restoring_finalizes(
+        reconciled_run, reviewer, django_capture_on_commit_callbacks):
+    original = corpus_files(CHEATSHEET)["runtime.md"]
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        assert reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json").status_code == 201
+    MemberVersion.objects.filter(member__run=reconciled_run, member__role="runtime").update(
+        content=original.replace(b"Dynamic Cheatsheet", b"Static Cheatsheet", 1))
+    for callback in queued:
+        callback()  # the worker picks up finalize_run
+    reconciled_run.refresh_from_db()
+    assert reconciled_run.status == Run.Status.FAILED
+    assert "runtime.md" in reconciled_run.status_reason
+    assert hashlib.sha256(original).hexdigest() in reconciled_run.status_reason
+    assert reviewer.get(f"{API}/result/").status_code == 404
+
+    MemberVersion.objects.filter(member__run=reconciled_run, member__role="runtime").update(content=original)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = reviewer.post(f"{API}/finalize/retry/")
+    assert response.status_code == 202
+    reconciled_run.refresh_from_db()
+    assert reconciled_run.status == Run.Status.FINAL
+    assert reviewer.get(f"{API}/result/").status_code == 200
+
+
+def test_retrying_a_run_that_did_not_fail_is_a_409(final_run, reviewer):
+    response = reviewer.post(f"{API}/finalize/retry/")
+    assert response.status_code == 409
+    assert response.json()["error"]["details"]["blockers"] == [
+        "The run is final; only a run whose finalization failed can be retried."
+    ]
+
+
+# --- reopen ------------------------------------------------------------------------
+
+
+def test_a_reviewer_reopens_an_approved_run(reconciled_run, reviewer, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json")
+    response = reviewer.post(f"{API}/reopen/", {"reason": "One issue needs a second look."}, format="json")
+    assert response.status_code == 200
+    assert response.json()["status"] == "in_review"
+    event = AuditEvent.objects.filter(run=reconciled_run).order_by("-seq").first()
+    assert (event.action, event.after["reason"]) == ("run.reopened", "One issue needs a second look.")
+
+
+def test_reopening_needs_a_reason(reconciled_run, reviewer, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json")
+    assert reviewer.post(f"{API}/reopen/", {}, format="json").status_code == 400
+
+
+def test_a_final_run_cannot_be_reopened(final_run, reviewer):
+    response = reviewer.post(f"{API}/reopen/", {"reason": "too late"}, format="json")
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "invalid_state"
