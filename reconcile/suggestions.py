@@ -18,7 +18,7 @@ from typing import Iterable
 from records.ids import parse_id
 
 SAME_THRESHOLD = 0.5
-SLUG_BONUS = 0.45
+SLUG_BONUS = 0.5
 NUMBER_BONUS = 0.1
 LABEL_WEIGHT = 0.6
 BODY_WEIGHT = 0.4
