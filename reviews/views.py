@@ -58,7 +58,7 @@ def runs_list(request):
 
 
 # Object types whose page is the reconciliation page rather than the run page.
-RECONCILE_OBJECTS = {"mapping", "integration_issue", "canonical_record"}
+RECONCILE_OBJECTS = {"mapping", "integration_issue", "issue_decision", "canonical_record"}
 
 
 def _compact_json(value) -> str:
