@@ -5,11 +5,10 @@ import hashlib
 
 import pytest
 
-from reconcile import services as reconcile_services
-from reconcile.models import IssueDecision, Mapping, Result
+from reconcile.models import Result
 from records.models import MemberVersion
 from records.parsing import parse_report
-from reviews.audit import Actor, verify_chain
+from reviews.audit import verify_chain
 from reviews.models import AuditEvent, Run
 from tests.reconcile.test_approval import (  # noqa: F401
     CHEATSHEET,
@@ -38,17 +37,24 @@ def upload_corpus_run(agent, capture) -> Run:
     return run
 
 
-def decide_everything(run: Run, reviewer_actor: Actor) -> None:
-    """A reviewer accepts every `new` mapping first (allocating canonical IDs), then the rest, then every issue."""
-    mappings = sorted(Mapping.objects.filter(run=run, state=Mapping.State.PROPOSED),
-                      key=lambda m: (m.relation != Mapping.Relation.NEW, m.pk))
-    for mapping in mappings:
-        mapping.refresh_from_db()
-        reconcile_services.decide_mapping(mapping=mapping, decision="accept", rationale="checked by hand",
-                                          actor=reviewer_actor, expected_version=mapping.version)
-    for decision in IssueDecision.objects.filter(run=run, state=IssueDecision.State.PROPOSED):
-        reconcile_services.decide_issue(issue_decision=decision, decision="accept", rationale="route re-read",
-                                        actor=reviewer_actor, expected_version=decision.version)
+def decide_everything(reviewer) -> None:
+    """Over the API, a reviewer accepts every `new` mapping first (allocating canonical IDs), then the
+    rest, then every integration issue."""
+    mappings = reviewer.get(f"{API}/mappings/", {"page_size": 500}).json()
+    mappings = mappings.get("results", mappings) if isinstance(mappings, dict) else mappings
+    for mapping in sorted(mappings, key=lambda m: (m["relation"] != "new", m["id"])):
+        response = reviewer.post(f"{API}/mappings/{mapping['id']}/decision/",
+                                 {"decision": "accept", "rationale": "checked by hand", "version": mapping["version"]},
+                                 format="json")
+        assert response.status_code == 200, response.json()
+    issues = reviewer.get(f"{API}/integration-issues/", {"page_size": 500}).json()
+    issues = issues.get("results", issues) if isinstance(issues, dict) else issues
+    assert len(issues) == 5
+    for issue in issues:  # each item is the issue's decision (its `id` is the decision's)
+        response = reviewer.post(f"{API}/integration-issues/{issue['id']}/decision/",
+                                 {"decision": "accept", "rationale": "route re-read", "version": issue["version"]},
+                                 format="json")
+        assert response.status_code == 200, response.json()
 
 
 @pytest.fixture
@@ -77,7 +83,7 @@ def test_a_corpus_run_goes_from_upload_through_decisions_to_final(agent, reviewe
     assert blocked.status_code == 409
     assert any(b.startswith("15 mappings undecided: ") for b in blocked.json()["error"]["details"]["blockers"])
 
-    decide_everything(run, Actor.for_user(reviewer.user))
+    decide_everything(reviewer)
     with django_capture_on_commit_callbacks(execute=True):
         response = reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json")
     assert response.status_code == 201, response.json()
