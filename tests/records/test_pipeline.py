@@ -200,3 +200,27 @@ def test_the_run_manifest_matches_the_export_manifest_of_reconcile(run_factory, 
     run.refresh_from_db()
     text = bundles.build_manifest({"workflow.md": seed_bytes("001"), "memory.md": seed_bytes("002")})
     assert bundles.manifest_sha256(text) == run.manifest_sha256
+
+
+@pytest.mark.django_db
+def test_the_sweep_command_and_the_beat_task_requeue_stuck_parses(run_factory, django_capture_on_commit_callbacks):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from records import tasks
+
+    run = run_factory()
+    with django_capture_on_commit_callbacks(execute=False):
+        version, _ = services.ingest_member_report(run=run, role="workflow", filename="w.md",
+                                                   content=seed_bytes("001"), actor=ACTOR)
+    old = timezone.now() - timedelta(hours=1)
+    MemberVersion.objects.filter(pk=version.pk).update(created_at=old, queued_at=old)
+    out = StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("sweep_stuck_members", "--older-than", "60", stdout=out)
+    assert "re-queued 1 member versions" in out.getvalue()
+    version.refresh_from_db()
+    assert version.status == MemberVersion.Status.VALIDATED
+    assert tasks.sweep_stuck_members.apply().get() == {"versions": 0, "runs": 0}
+    assert AuditEvent.objects.get(run=run, action="member.requeued").actor == "command:sweep_stuck_members"
