@@ -37,6 +37,8 @@ from .models import CanonicalRecord, Decidable, IssueDecision, KindCounter, Mapp
 # Members whose declarations are the canonical side, not something to map.
 CANONICAL_ROLES = {"runtime", "result"}
 STALE_MESSAGE = "Another reviewer changed this item; here is its current state."
+# The picker entry for mappings whose source is not a record of a current member version.
+STATEMENTS = "statements"
 # The page filters a decision form carries back to the page it came from.
 KEPT_FILTERS = ("member", "kind", "show")
 
@@ -216,8 +218,14 @@ def _members(run: Run):
 def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
     members = _members(run)
     pickable = [m for m in members if m.role not in CANONICAL_ROLES and m.declarations]
+    mappings = list(_current_mappings(run))
+    # Mapping statements of a result or reconciliation whose source no member of the run declares
+    # (seed 000's `MEM-OBJ-1 → OBJ-5`) still need a decision: they get a picker entry of their own.
+    unattached = [m for m in mappings if m.source_record_id is None]
+    choices = [m.role for m in pickable] + ([STATEMENTS] if unattached else [])
     wanted = filters.value("member")
-    selected = next((m for m in pickable if m.role == wanted), pickable[0] if pickable else None)
+    current = wanted if wanted in choices else (choices[0] if choices else "")
+    selected = next((m for m in pickable if m.role == current), None)
     kind, show = filters.value("kind"), filters.value("show") or "all"
 
     records = []
@@ -227,7 +235,6 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         if kind:
             records = records.filter(kind=kind)
         records = list(records.order_by("ordinal"))
-    mappings = list(_current_mappings(run))
     canonicals = _canonicals(run)
     next_numbers = _next_numbers(run)
     conflicts = _conflicts(mappings)
@@ -243,6 +250,12 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
             row = _pair_row(record, mapping, canonicals, next_numbers, conflicts)
             row.action = mapping_action(mapping.pk) if mapping else ""
             rows.append(row)
+    if current == STATEMENTS:
+        for mapping in unattached:
+            row = _pair_row(None, mapping, canonicals, next_numbers, conflicts)
+            row.action = mapping_action(mapping.pk)
+            if not kind or row.kind == kind:
+                rows.append(row)
     if show == "undecided":
         rows = [r for r in rows if r.mapping is None or r.is_open]
     elif show == "stale":
@@ -265,6 +278,9 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         "run": run,
         "members": pickable,
         "selected": selected,
+        "current": current,
+        "statements": STATEMENTS,
+        "unattached_count": len(unattached),
         "kind": kind,
         "show": show,
         "kinds": [k for k, _ in filters.fields["kind"].choices if k],

@@ -27,14 +27,14 @@
     return selectedId ? document.getElementById(selectedId) : null;
   }
 
-  function select(row, scroll) {
+  function select(row, scroll, focus) {
     rows().forEach(function (r) {
       if (r !== row) r.setAttribute("aria-selected", "false");
     });
     if (!row) return;
     row.setAttribute("aria-selected", "true");
     selectedId = row.id;
-    row.focus({ preventScroll: true });
+    if (focus !== false) row.focus({ preventScroll: true });
     if (scroll !== false) row.scrollIntoView({ block: "nearest" });
   }
 
@@ -116,14 +116,20 @@
       toggleHelp();
       return;
     }
+    // A click marks its row as selected without moving the focus: taking the focus off a
+    // submit button would make htmx forget which button (accept or reject) was pressed.
     var row = event.target.closest("[data-shortcut-row]");
-    if (row && row.id !== selectedId) select(row, false);
+    if (row && row.id !== selectedId) select(row, false, false);
   });
 
   // A decision replaces the row: keep the replacement selected so j/k continue from it.
   document.addEventListener("htmx:afterSwap", function (event) {
     var row = selectedId && document.getElementById(selectedId);
-    if (row && row.getAttribute("aria-selected") !== "true") select(row, false);
+    if (row && row.getAttribute("aria-selected") !== "true") {
+      // Keep the keyboard focus on the row only if it was there (not in another row's field).
+      var active = document.activeElement;
+      select(row, false, !active || active === document.body || active === row);
+    }
   });
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", configureHtmx);

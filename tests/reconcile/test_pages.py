@@ -325,3 +325,16 @@ def test_it_refuses_a_bulk_accept_without_a_valid_score(client, reviewer, small_
     response = client.post(f"/runs/{small_run.run_id}/reconcile/bulk-accept/", {"min_score": "lots"}, follow=True)
     assert "needs a minimum score between 0 and 1" in response.content.decode()
     assert not Mapping.objects.filter(run=small_run, state="accepted").exists()
+
+
+def test_it_lists_mapping_statements_without_a_member_record_under_their_own_entry(client, reviewer, small_run):
+    Mapping.objects.create(run=small_run, source="MEM-OBJ-1", relation="same", target="RT-OBJ-slotb",
+                           origin="result", proposed_by="worker:test", origin_key="MEM-OBJ-1|same|RT-OBJ-slotb")
+    client.force_login(reviewer.user)
+    body = client.get(page(small_run)).content.decode()
+    assert "?member=statements" in body and "1 without a member record" in body
+    assert "MEM-OBJ-1" not in body  # the memory member's rows come first
+    statements = client.get(page(small_run, member="statements")).content.decode()
+    assert statements.count('class="pair state-') == 1
+    assert "<code>MEM-OBJ-1</code>" in statements and "a proposal kept outside the run" in statements
+    assert "<code>RT-OBJ-slotb</code>" in statements

@@ -1,0 +1,128 @@
+"""The reconciliation page in a real browser: keyboard, htmx swaps, counters, the 409 message.
+
+Drives Debian's Chromium through Playwright against pytest-django's live server.
+"""
+import shutil
+
+import pytest
+
+from records.services import ingest_member_report
+from reconcile import services
+from reconcile.models import IssueDecision, Mapping
+from reviews.audit import Actor
+from tests.conftest import seed_bytes
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = shutil.which("chromium")
+if CHROMIUM is None:
+    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
+
+sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+
+AGENT = Actor("token:agent-1")
+OTHER_REVIEWER = Actor("user:reviewer-2")
+SCREENSHOT = "/tmp/reconcile.png"
+
+
+@pytest.fixture(autouse=True)
+def _orm_beside_playwright(monkeypatch):
+    """Playwright's sync API keeps an event loop in this thread; the ORM calls the test makes
+    between browser steps are still plain synchronous calls, one at a time."""
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture
+def seed_run(run_factory):
+    """Seed 000 as the imported result and seed 002 as the memory member, through the pipeline."""
+    run = run_factory(run_id="AAS-2026-09-25-supermemory-02")
+    for role, seed in (("result", "000"), ("memory", "002")):
+        ingest_member_report(run=run, role=role, filename=f"{role}.txt", content=seed_bytes(seed), actor=AGENT)
+    run.refresh_from_db()
+    assert Mapping.objects.filter(run=run, source_record__isnull=False, state="proposed").exists()
+    assert IssueDecision.objects.filter(run=run, state="proposed").exists()
+    return run
+
+
+@pytest.fixture
+def browser():
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--no-first-run",
+        ])
+        yield chromium
+        chromium.close()
+
+
+def count(page, name: str) -> int:
+    return int(page.locator(f'[data-count="{name}"]').inner_text())
+
+
+def test_a_reviewer_decides_with_keyboard_and_mouse_without_reloading(live_server, reviewer, seed_run, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(10_000)
+    url = f"/runs/{seed_run.run_id}/reconcile/?member=memory"
+
+    # Log in through the form; `next` brings the reviewer to the page.
+    page.goto(f"{live_server.url}/login/?next={url}")
+    page.fill("input[name=username]", reviewer.user.username)
+    page.fill("input[name=password]", "pw-reviewer-1-123")
+    page.click("form button[type=submit]")
+    page.wait_for_url(f"**{url}")
+    assert page.locator("h1").inner_text().startswith("Reconcile")
+    page.evaluate("window.__marker = 1")
+    mappings_left, issues_left = count(page, "mappings-left"), count(page, "issues-left")
+
+    # Keyboard: j selects the first row, a accepts it.
+    page.keyboard.press("j")
+    first = page.locator("[data-shortcut-row][aria-selected=true]")
+    first_id = first.get_attribute("id")
+    assert first_id.startswith("pair-")
+    page.keyboard.press("a")
+    page.wait_for_selector(f"#{first_id} .status-accepted")
+    assert count(page, "mappings-left") == mappings_left - 1
+    assert page.locator(f"#{first_id}").get_attribute("aria-selected") == "true"
+
+    # j moves on; r asks for a rationale, Enter sends the rejection.
+    page.keyboard.press("j")
+    second_id = page.locator("[data-shortcut-row][aria-selected=true]").get_attribute("id")
+    assert second_id != first_id
+    page.keyboard.press("r")
+    rationale = page.locator(f"#{second_id} [data-rationale]")
+    assert rationale.evaluate("el => el === document.activeElement")
+    rationale.type("a different record")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f"#{second_id} .status-rejected")
+    assert count(page, "mappings-left") == mappings_left - 2
+
+    # ? shows the shortcut help, ? again hides it.
+    page.keyboard.press("?")
+    assert page.locator("#shortcut-help").is_visible()
+    page.keyboard.press("?")
+    assert not page.locator("#shortcut-help").is_visible()
+
+    # Mouse: accept the first integration issue.
+    issue = page.locator("#issues article.state-proposed").first
+    issue_id = issue.get_attribute("id")
+    issue.locator('button[data-decision="accept"]').click()
+    page.wait_for_selector(f"#{issue_id} .status-accepted")
+    assert count(page, "issues-left") == issues_left - 1
+
+    # Another reviewer changes an open row underneath; accepting it shows the 409 message and the new state.
+    stale_row = page.locator("#pair-table article.state-proposed").first
+    stale_id = stale_row.get_attribute("id")
+    mapping = Mapping.objects.get(pk=int(stale_id.removeprefix("pair-")))
+    services.decide_mapping(mapping=mapping, decision="reject", rationale="checked the code: not the same",
+                            actor=OTHER_REVIEWER, expected_version=mapping.version)
+    stale_row.locator('button[data-decision="accept"]').click()
+    page.wait_for_selector(f"#{stale_id} .row-message.stale")
+    assert "Another reviewer changed this item; here is its current state" in page.locator(f"#{stale_id}").inner_text()
+    assert page.locator(f"#{stale_id} .status-rejected").count() == 1
+    mapping.refresh_from_db()
+    assert mapping.state == "rejected" and mapping.decided_by == "user:reviewer-2"
+
+    assert page.evaluate("window.__marker") == 1  # every decision was an htmx swap, no reload
+    page.locator(f"#{first_id}").scroll_into_view_if_needed()
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=SCREENSHOT)
