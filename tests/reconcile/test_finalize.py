@@ -187,3 +187,55 @@ def test_it_resumes_a_claim_left_by_a_killed_worker(approved_run):
     assert result is not None
     approved_run.refresh_from_db()
     assert approved_run.status == Run.Status.FINAL
+
+
+# --- the result page -----------------------------------------------------------------
+
+
+@pytest.fixture
+def browser(reviewer):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(reviewer.user)
+    return client
+
+
+def test_the_result_page_shows_the_rendered_result_its_hash_and_a_download_link(approved_run, browser):
+    result = finalize_run(run=approved_run, actor=WORKER)
+    page = browser.get(f"/runs/{approved_run.run_id}/result/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert result.sha256 in html
+    assert f'href="/api/runs/{approved_run.run_id}/result/"' in html
+    assert "<h4>OBJ-1 — Cumulative cheatsheet string</h4>" in html
+    assert "<table>" in html  # the source register, a pipe table
+
+
+def test_the_result_page_escapes_markup_from_reports_and_notes(ready_run, browser,  # noqa: F811
+                                                               django_capture_on_commit_callbacks):
+    CanonicalRecord.objects.filter(run=ready_run, canonical_id="OBJ-1").update(
+        label="<script>alert('label')</script> store")
+    note = "Checked <script>alert('note')</script> and <img src=x onerror=alert(1)> and [x](javascript:alert(2))."
+    with django_capture_on_commit_callbacks(execute=False):
+        approve_run(run=ready_run, note=note, actor=REVIEWER)
+    result = finalize_run(run=ready_run, actor=WORKER)
+    assert "<script>alert('note')</script>" in result.markdown  # the stored result keeps the text as written
+    html = browser.get(f"/runs/{ready_run.run_id}/result/").content.decode()
+    assert "<script>alert" not in html
+    assert "<img" not in html
+    assert 'href="javascript:' not in html
+    assert "<h4>OBJ-1 — &lt;script&gt;alert('label')&lt;/script&gt; store</h4>" in html
+    assert "<p>Checked &lt;script&gt;alert('note')&lt;/script&gt; and &lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_the_result_page_says_when_there_is_no_result_yet(ready_run, browser):  # noqa: F811
+    page = browser.get(f"/runs/{ready_run.run_id}/result/")
+    assert page.status_code == 200
+    assert "No final result yet" in page.content.decode()
+
+
+def test_the_result_page_needs_a_login(ready_run, client):  # noqa: F811
+    page = client.get(f"/runs/{ready_run.run_id}/result/")
+    assert page.status_code == 302
+    assert page["Location"].startswith("/login/")

@@ -1,0 +1,128 @@
+"""Reviewer pages for the final result and for approving, reopening and retrying (DESIGN §5, §7)."""
+from __future__ import annotations
+
+import nh3
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from markdown_it import MarkdownIt
+
+from reviews.access import DECIDE, READ_RUNS, check_role, has_any_role
+from reviews.audit import Actor
+from reviews.models import Run
+
+from . import approval as services
+from .models import Result
+
+# Reports contain `<`, `>` and backticks: raw HTML in the Markdown is never passed through, and
+# whatever markdown-it produces is sanitised again before it reaches the page.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def split_front_matter(markdown: str) -> tuple[str, str]:
+    """(front matter text, body) of a result; the JSON front matter sits between two `---` lines."""
+    if markdown.startswith("---\n"):
+        end = markdown.find("\n---\n", 4)
+        if end != -1:
+            return markdown[4:end], markdown[end + 5:]
+    return "", markdown
+
+
+def markdown_html(markdown: str) -> str:
+    return mark_safe(nh3.clean(_MARKDOWN.render(markdown)))  # noqa: S308 — sanitised by nh3 just above
+
+
+def approve_panel_context(request, run: Run) -> dict:
+    """What `reconcile/_approve_panel.html` needs; other pages merge it into theirs to include the panel."""
+    failed_in_finalizing = run.status == Run.Status.FAILED and run.failed_from == Run.Status.FINALIZING
+    return {
+        "run": run,
+        "can_decide": has_any_role(request.user, DECIDE),
+        "blockers": services.approval_blockers(run) if run.status == Run.Status.IN_REVIEW else [],
+        "approval": services.current_approval(run),
+        "can_reopen": run.status == Run.Status.APPROVED or failed_in_finalizing,
+        "can_retry": failed_in_finalizing,
+        "has_result": Result.objects.filter(run=run).exists(),
+        # Where the forms send the reviewer back: the page the panel sits on.
+        "next": (request.htmx.current_url_abs_path or "") if request.htmx else request.get_full_path(),
+    }
+
+
+def _back(request, run: Run):
+    """Back to the page the form was on (when it is ours), else the run page."""
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure()):
+        target = reverse("run-detail", args=[run.run_id])
+    return redirect(target)
+
+
+@login_required
+@require_GET
+def result_detail(request, run_id: str):
+    run = get_object_or_404(Run, run_id=run_id)
+    check_role(request.user, READ_RUNS, run=run, action="read result", actor=Actor.for_request(request))
+    result = Result.objects.filter(run=run).first()
+    context = approve_panel_context(request, run) | {"result": result}
+    if result is not None:
+        front_matter, body = split_front_matter(result.markdown)
+        context |= {"front_matter": front_matter, "result_html": markdown_html(body)}
+    return render(request, "reconcile/result_detail.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def approve(request, run_id: str):
+    """GET: the approval panel (for htmx or a plain include). POST: sign the run off."""
+    run = get_object_or_404(Run, run_id=run_id)
+    if request.method == "GET":
+        check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_request(request))
+        return render(request, "reconcile/_approve_panel.html", approve_panel_context(request, run))
+    check_role(request.user, DECIDE, run=run, action="approve", actor=Actor.for_request(request))
+    try:
+        services.approve_run(run=run, note=request.POST.get("note", ""), actor=Actor.for_request(request))
+    except services.NoteRequired as error:
+        messages.error(request, f"Not approved: {error}")
+    except services.ApprovalBlocked as error:
+        messages.error(request, "Not approved: " + " ".join(error.reasons))
+    else:
+        run.refresh_from_db(fields=["status"])
+        if run.status == Run.Status.FINAL:
+            messages.success(request, "Approved; the final result is ready.")
+        else:
+            messages.success(request, "Approved; a worker is rendering the final result.")
+    return _back(request, run)
+
+
+@login_required
+@require_POST
+def reopen(request, run_id: str):
+    run = get_object_or_404(Run, run_id=run_id)
+    check_role(request.user, DECIDE, run=run, action="reopen", actor=Actor.for_request(request))
+    try:
+        services.reopen_run(run=run, reason=request.POST.get("reason", ""), actor=Actor.for_request(request))
+    except services.NoteRequired as error:
+        messages.error(request, f"Not reopened: {error}")
+    except services.ApprovalBlocked as error:
+        messages.error(request, "Not reopened: " + " ".join(error.reasons))
+    else:
+        messages.success(request, "Reopened: the run is back in review and its approval withdrawn.")
+    return _back(request, run)
+
+
+@login_required
+@require_POST
+def retry_finalize(request, run_id: str):
+    run = get_object_or_404(Run, run_id=run_id)
+    check_role(request.user, DECIDE, run=run, action="retry finalization", actor=Actor.for_request(request))
+    try:
+        services.retry_finalize(run=run, actor=Actor.for_request(request))
+    except services.ApprovalBlocked as error:
+        messages.error(request, "Not retried: " + " ".join(error.reasons))
+    else:
+        messages.success(request, "Finalization queued again.")
+    return _back(request, run)
