@@ -288,3 +288,81 @@ def test_it_can_approve_again_after_reopening(ready_run, django_capture_on_commi
         second = approve_run(run=ready_run, note="second look", actor=REVIEWER)
     assert services.current_approval(ready_run) == second
     assert Approval.objects.filter(run=ready_run).count() == 2
+
+
+# --- the approval panel and its forms --------------------------------------------
+
+
+def login(persona):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(persona.user)
+    return client
+
+
+def test_the_panel_lists_blockers_and_disables_approve(undecided_run, reviewer):
+    html = login(reviewer).get(f"/runs/{undecided_run.run_id}/approve/").content.decode()
+    assert "Not approvable yet:" in html
+    assert "14 mappings undecided: " in html
+    assert '<button type="submit" disabled>Approve</button>' in html
+
+
+def test_the_panel_offers_approve_to_a_reviewer_and_nothing_to_an_agent(ready_run, reviewer, agent):
+    assert 'name="note"' in login(reviewer).get(f"/runs/{ready_run.run_id}/approve/").content.decode()
+    assert 'name="note"' not in login(agent).get(f"/runs/{ready_run.run_id}/approve/").content.decode()
+
+
+def test_the_panel_fragment_for_htmx_sends_the_forms_back_to_the_page_it_sits_on(ready_run, reviewer):
+    html = login(reviewer).get(f"/runs/{ready_run.run_id}/approve/", HTTP_HX_REQUEST="true",
+                               HTTP_HX_CURRENT_URL=f"http://testserver/runs/{ready_run.run_id}/reconcile/").content.decode()
+    assert not html.lstrip().startswith("<!doctype")
+    assert f'name="next" value="/runs/{ready_run.run_id}/reconcile/"' in html
+
+
+def test_approving_in_the_browser_redirects_with_a_message(ready_run, reviewer, django_capture_on_commit_callbacks):
+    browser = login(reviewer)
+    with django_capture_on_commit_callbacks(execute=False):
+        response = browser.post(f"/runs/{ready_run.run_id}/approve/",
+                                {"note": "Checked each mapping.", "next": f"/runs/{ready_run.run_id}/reconcile/"})
+    assert response.status_code == 302
+    assert response["Location"] == f"/runs/{ready_run.run_id}/reconcile/"
+    ready_run.refresh_from_db()
+    assert ready_run.status == Run.Status.APPROVED
+    page = browser.get(f"/runs/{ready_run.run_id}/result/")
+    assert "Approved; a worker is rendering the final result." in page.content.decode()
+
+
+def test_a_blocked_approval_in_the_browser_says_why(undecided_run, reviewer):
+    browser = login(reviewer)
+    response = browser.post(f"/runs/{undecided_run.run_id}/approve/", {"note": "too early", "next": "https://evil.example/"})
+    assert response["Location"] == f"/runs/{undecided_run.run_id}/"  # never redirected off-site
+    page = browser.get(f"/runs/{undecided_run.run_id}/result/").content.decode()
+    assert "Not approved: 14 mappings undecided" in page
+
+
+def test_an_agent_cannot_approve_in_the_browser(ready_run, agent):
+    response = login(agent).post(f"/runs/{ready_run.run_id}/approve/", {"note": "sneaky"})
+    assert response.status_code == 403
+    ready_run.refresh_from_db()
+    assert ready_run.status == Run.Status.IN_REVIEW
+    assert AuditEvent.objects.filter(run=ready_run, action="permission.denied").exists()
+
+
+def test_reopening_in_the_browser(ready_run, reviewer, django_capture_on_commit_callbacks):
+    browser = login(reviewer)
+    with django_capture_on_commit_callbacks(execute=False):
+        approve_run(run=ready_run, note="ok", actor=REVIEWER)
+    assert "Why the run goes back to review" in browser.get(f"/runs/{ready_run.run_id}/approve/").content.decode()
+    response = browser.post(f"/runs/{ready_run.run_id}/reopen/", {"reason": "Second look at issue 2."})
+    assert response.status_code == 302
+    ready_run.refresh_from_db()
+    assert ready_run.status == Run.Status.IN_REVIEW
+
+
+def test_the_approve_form_needs_csrf(ready_run, reviewer):
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(reviewer.user)
+    assert browser.post(f"/runs/{ready_run.run_id}/approve/", {"note": "x"}).status_code == 403
