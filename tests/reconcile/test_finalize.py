@@ -239,3 +239,20 @@ def test_the_result_page_needs_a_login(ready_run, client):  # noqa: F811
     page = client.get(f"/runs/{ready_run.run_id}/result/")
     assert page.status_code == 302
     assert page["Location"].startswith("/login/")
+
+
+@pytest.mark.worker
+def test_a_real_worker_finalizes_after_the_approval_commits(worker, run_factory):
+    from tests.conftest import wait_until
+    from tests.reconcile.test_approval import CHEATSHEET_FIELDS, mark_validated, reconcile_rows, store_members
+
+    run = run_factory(**CHEATSHEET_FIELDS)
+    files = corpus_files(CHEATSHEET)
+    reconcile_rows(run, store_members(run, files))
+    mark_validated(run, files)
+    approve_run(run=run, note="Checked with a real worker.", actor=REVIEWER)
+    wait_until(lambda: Run.objects.get(pk=run.pk).status == Run.Status.FINAL, timeout=60)
+    result = Result.objects.get(run=run)
+    assert result.sha256 == hashlib.sha256(result.markdown.encode("utf-8")).hexdigest()
+    event = AuditEvent.objects.get(run=run, action="run.finalized")
+    assert event.actor == "worker:finalize_run"
