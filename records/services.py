@@ -180,11 +180,13 @@ def ingest_member_report(
         member = MemberReport.objects.select_for_update().get(pk=member.pk)
         current = MemberVersion.objects.filter(pk=member.current_version_id).first()
         if current is not None and current.sha256 == sha256:
-            version, created = _reupload_identical(run=locked_run, version=current, filename=filename, actor=actor)
+            version, created = current, False
+            queued = _reupload_identical(run=locked_run, version=current, filename=filename, actor=actor)
         else:
-            version, created = _new_version(run=locked_run, member=member, filename=filename, content=content,
-                                            sha256=sha256, actor=actor), True
-        if created and locked_run.status in (Run.Status.OPEN, Run.Status.IN_REVIEW, Run.Status.FAILED):
+            version = _new_version(run=locked_run, member=member, filename=filename, content=content,
+                                   sha256=sha256, actor=actor)
+            created = queued = True
+        if queued and locked_run.status in (Run.Status.OPEN, Run.Status.IN_REVIEW, Run.Status.FAILED):
             set_run_status(run=locked_run, status=Run.Status.VALIDATING, actor=actor,
                            reason=f"{role} v{version.version} uploaded")
     run.status, run.status_reason, run.failed_from = locked_run.status, locked_run.status_reason, locked_run.failed_from
@@ -208,9 +210,8 @@ def _new_version(*, run: Run, member: MemberReport, filename: str, content: byte
     return version
 
 
-def _reupload_identical(*, run: Run, version: MemberVersion, filename: str,
-                        actor: Actor) -> tuple[MemberVersion, bool]:
-    """Same bytes again: the same version. A version whose parse failed is queued again (a retry)."""
+def _reupload_identical(*, run: Run, version: MemberVersion, filename: str, actor: Actor) -> bool:
+    """Same bytes again: the same version. A version whose parse failed is queued again (a retry); True then."""
     retry = version.status == MemberVersion.Status.FAILED
     if retry:
         version.status, version.status_reason, version.queued_at = MemberVersion.Status.RECEIVED, "", timezone.now()
@@ -221,7 +222,7 @@ def _reupload_identical(*, run: Run, version: MemberVersion, filename: str,
                  object_id=_version_label(role, version.version),
                  after={"role": role, "version": version.version, "sha256": version.sha256, "filename": filename,
                         "retried": retry})
-    return version, retry
+    return retry
 
 
 # --- parse ----------------------------------------------------------------

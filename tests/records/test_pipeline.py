@@ -149,6 +149,7 @@ def test_it_retries_a_failed_version_when_the_same_bytes_are_uploaded_again(
     assert version.status == MemberVersion.Status.FAILED
     monkeypatch.undo()
     again, created = ingest(run, "001", django_capture_on_commit_callbacks)
+    assert not created
     assert again.pk == version.pk
     assert again.status == MemberVersion.Status.VALIDATED
     run.refresh_from_db()
