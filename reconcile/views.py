@@ -83,6 +83,12 @@ class PairRow:
         return self.mapping is not None and self.mapping.is_open
 
     @property
+    def score(self) -> str:
+        """The suggestion's score with two decimals ('' when the mapping has none)."""
+        score = self.mapping.score if self.mapping else None
+        return "" if score is None else f"{score:.2f}"
+
+    @property
     def needs_target(self) -> bool:
         return self.mapping is not None and self.mapping.relation != Mapping.Relation.NO_COUNTERPART
 

@@ -5,6 +5,7 @@ Drives Debian's Chromium through Playwright against pytest-django's live server.
 import shutil
 
 import pytest
+from django.db import connection
 
 from records.services import ingest_member_report
 from reconcile import services
@@ -41,6 +42,9 @@ def seed_run(run_factory):
     run.refresh_from_db()
     assert Mapping.objects.filter(run=run, source_record__isnull=False, state="proposed").exists()
     assert IssueDecision.objects.filter(run=run, state="proposed").exists()
+    # Django keeps connections per context; Playwright's sync API runs the test in another one, so
+    # the connection opened here would outlive the test and block the test database's teardown.
+    connection.close()
     return run
 
 
@@ -53,6 +57,7 @@ def browser():
         ])
         yield chromium
         chromium.close()
+        connection.close()  # the test's own connection, opened in Playwright's context (see seed_run)
 
 
 def count(page, name: str) -> int:
