@@ -22,10 +22,10 @@ TRIGGER = "reviews_auditevent_append_only"
 def _append(run, n=1, **fields):
     events = []
     for i in range(n):
-        events.append(record_event(run=run, actor=fields.get("actor", Actor.command("test")),
-                                   action=fields.get("action", "test.step"), object_type=fields.get("object_type", "run"),
-                                   object_id=fields.get("object_id", run.run_id if run else "-"),
-                                   before=fields.get("before"), after=fields.get("after", {"i": i})))
+        events.append(record_event(
+            run=run, actor=fields.get("actor", Actor.command("test")), action=fields.get("action", "test.step"),
+            object_type=fields.get("object_type", "run"), object_id=fields.get("object_id", run.run_id if run else "-"),
+            before=fields.get("before"), after=fields.get("after", {"i": i})))
     return events
 
 
@@ -61,10 +61,10 @@ def test_the_hash_is_sha256_of_the_previous_hash_and_the_canonical_json():
 
 def test_plain_json_writes_what_jsonb_and_rfc8785_cannot_carry_as_strings():
     value = {"nan": float("nan"), "inf": float("inf"), "ninf": float("-inf"), "big": 2**64, "bigf": 2.0**64,
-             "nul": "a\x00b",
-             "surrogate": "x\ud800y", 1: (1, 2), "set": {3, 1, 2}}
-    assert plain_json(value) == {"nan": "NaN", "inf": "Infinity", "ninf": "-Infinity", "big": "18446744073709551616",
-                                 "bigf": "1.8446744073709552e+19", "nul": "a\ufffdb", "surrogate": "x\ufffdy", "1": [1, 2], "set": [1, 2, 3]}
+             "nul": "a\x00b", "surrogate": "x\ud800y", 1: (1, 2), "set": {3, 1, 2}}
+    assert plain_json(value) == {
+        "nan": "NaN", "inf": "Infinity", "ninf": "-Infinity", "big": "18446744073709551616",
+        "bigf": "1.8446744073709552e+19", "nul": "a\ufffdb", "surrogate": "x\ufffdy", "1": [1, 2], "set": [1, 2, 3]}
 
 
 def test_plain_json_writes_dates_decimals_and_uuids_as_django_does():
@@ -251,7 +251,8 @@ def test_verify_audit_goes_on_past_a_broken_chain_and_fails_at_the_end(run_facto
     with pytest.raises(CommandError):
         call_command("verify_audit", stdout=out)
     lines = out.getvalue().splitlines()
-    assert lines[0] == f"BROKEN {broken.run_id} at event #2 (id {event.pk}): sequence gap: expected event #1, found #2 (events deleted)"
+    assert lines[0] == (f"BROKEN {broken.run_id} at event #2 (id {event.pk}): "
+                        "sequence gap: expected event #1, found #2 (events deleted)")
     assert lines[1] == f"OK {fine.run_id} (1 event)"
 
 
@@ -281,7 +282,8 @@ def test_the_timeline_shows_who_what_when_and_the_chain_check(browser, run_facto
     assert "token:agent-1" in html and "mapping.proposed" in html and "command:test" in html
     assert f'href="/runs/{run.run_id}/reconcile/">mapping 7</a>' in html
     assert f'href="/runs/{run.run_id}/">run {run.run_id}</a>' in html
-    assert "{&quot;state&quot;:&quot;none&quot;}</code> → <code class=\"after\">{&quot;state&quot;:&quot;proposed&quot;}" in html
+    assert ('<code class="before">{&quot;state&quot;:&quot;none&quot;}</code> → '
+            '<code class="after">{&quot;state&quot;:&quot;proposed&quot;}</code>') in html
     event = AuditEvent.objects.get(run=run, seq=2)
     assert f'title="{event.hash}">{event.hash[:12]}</span>' in html
 

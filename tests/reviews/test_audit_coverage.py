@@ -205,7 +205,8 @@ def test_a_changed_record_marks_its_decided_mapping_stale_with_one_event(reconci
 # approval, reopening, finalization
 
 
-def test_approval_reopening_and_finalization_write_one_event_each(ready_run, django_capture_on_commit_callbacks):  # noqa: F811
+def test_approval_reopening_and_finalization_write_one_event_each(
+        ready_run, django_capture_on_commit_callbacks):  # noqa: F811
     with new_events(ready_run) as approved, django_capture_on_commit_callbacks(execute=False):
         approve_run(run=ready_run, note="Checked every mapping.", actor=REVIEWER)
     assert approved.actions == {"run.approved": 1}
