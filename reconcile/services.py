@@ -49,10 +49,10 @@ APP_PROPOSER = "app"
 
 State = Decidable.State
 
-SUPERSEDED_RE = re.compile(
-    r"^\s*`?(?P<old>[A-Z]+(?:-[A-Z]+)?-[A-Za-z0-9-]+)`?\s+is\s+superseded\s+by\s+(?P<new>.+?)(?:[.;:,]\s|[.;:,]?$)",
-    re.DOTALL,
-)
+_ID = r"`?(?P<id>(?:(?:RT|MEM|EPI)-)?(?:CMP|OBJ|RTE|CLM|ABS|BAP)-(?:\d+|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*){0,2}))`?"
+SUPERSEDED_RE = re.compile(r"\s*" + _ID + r"\s+is\s+superseded\s+by\s+")
+# One superseding ID, then optionally ", ", " and " or ", and " before the next.
+_NEXT_ID_RE = re.compile(_ID + r"(?![A-Za-z0-9-])(?P<sep>,\s*(?:and\s+)?|\s+and\s+)?")
 
 
 class ProposalError(Exception):
@@ -367,19 +367,17 @@ def _relation_for(disposition: str, target: str, canonical_ids: set[str]) -> str
 
 
 def _superseded_pairs(text: str) -> list[tuple[str, str]]:
-    """`X is superseded by Y[ and Z]` → [(X, Y), (X, Z)]; any other amendment → []."""
+    """`X is superseded by Y[, Z][ and W]` → [(X, Y), (X, Z), (X, W)]; any other amendment → []."""
     match = SUPERSEDED_RE.match(text)
-    if not match or parse_id(match.group("old")) is None:
+    if not match:
         return []
-    rest = match.group("new")
-    targets = []
-    for part in re.split(r",\s*|\s+and\s+", rest):
-        candidate = part.strip().strip("`*").rstrip(".;:")
-        if parse_id(candidate) is not None:
-            targets.append(candidate)
-        else:
+    old, pos, targets = match.group("id"), match.end(), []
+    while (following := _NEXT_ID_RE.match(text, pos)) is not None:
+        targets.append(following.group("id"))
+        if not following.group("sep"):
             break
-    return [(match.group("old"), t) for t in targets]
+        pos = following.end()
+    return [(old, target) for target in targets]
 
 
 def _statement_mappings(run: Run, versions: dict[str, MemberVersion], summary: SyncSummary) -> None:

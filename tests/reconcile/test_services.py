@@ -330,3 +330,39 @@ def test_decision_progress_counts_mappings_and_issues(slug_run, django_assert_ma
     assert progress["mappings"]["undecided"] == 2
     assert progress["issues"]["undecided"] == 2
     assert (progress["total"], progress["decided"], progress["undecided"]) == (5, 1, 4)
+
+
+@pytest.mark.parametrize("text, pairs", [
+    ("EPI-OBJ-4 is superseded by MEM-OBJ-2. Both records identify the same input.", [("EPI-OBJ-4", "MEM-OBJ-2")]),
+    ("`MEM-RTE-3` is superseded by `RT-RTE-7` and RT-RTE-8.", [("MEM-RTE-3", "RT-RTE-7"), ("MEM-RTE-3", "RT-RTE-8")]),
+    ("MEM-RTE-3 is superseded by RT-RTE-7, RT-RTE-8, and RT-RTE-9 because",
+     [("MEM-RTE-3", "RT-RTE-7"), ("MEM-RTE-3", "RT-RTE-8"), ("MEM-RTE-3", "RT-RTE-9")]),
+    ("RTE-4's description is replaced by two predicates.", []),
+    ("EPI-OBJ-2 supersedes `Part of: RT-OBJ-2` with `Part of: MEM-OBJ-1`.", []),
+])
+def test_only_identity_amendments_become_supersedes_pairs(text, pairs):
+    assert services._superseded_pairs(text) == pairs
+
+
+def test_a_numbered_amendment_target_is_read_as_its_canonical_record(numbered_run):
+    from tests.reconcile.factories import upload
+    upload(numbered_run, "reconciliation", "# Reconciliation\n\n## Reconciliation\n\n"
+                                           "Amendment: MEM-OBJ-1 is superseded by RT-OBJ-2.\n")
+    mapping = Mapping.objects.get(run=numbered_run, origin="reconciliation")
+    assert (mapping.source, mapping.relation, mapping.target) == ("MEM-OBJ-1", "supersedes", "OBJ-2")
+    assert "target read as OBJ-2" in mapping.reason
+    assert accept(mapping).state == "accepted"
+
+
+@pytest.mark.parametrize("disposition, target, relation", [
+    ("mapped", "OBJ-5", "same"),
+    ("merged", "OBJ-9", "same"),
+    ("registered", "OBJ-9", "new"),
+    ("registered", "OBJ-5", "same"),  # the result already declares it
+    ("part of", "OBJ-5", "part-of"),
+    ("superseded", "OBJ-5", "supersedes"),
+    ("rejected", "OBJ-5", "no-counterpart"),
+    ("mapped", "", "no-counterpart"),
+])
+def test_a_statement_disposition_reads_as_a_relation(disposition, target, relation):
+    assert services._relation_for(disposition, target, {"OBJ-5"}) == relation

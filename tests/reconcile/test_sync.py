@@ -261,3 +261,20 @@ def test_an_approved_run_is_not_synced(run_factory):
 
     assert summary.skipped == "run is approved"
     assert not Mapping.objects.filter(run=run).exists()
+
+
+@pytest.mark.worker
+def test_a_real_worker_syncs_the_run_after_an_upload(worker, run_factory):
+    """Upload → parse → validate → reconcile.tasks.sync_run, each queued on commit to a Celery worker on Redis."""
+    from django.db import transaction
+
+    from tests.conftest import wait_until
+
+    run = run_factory()
+    with transaction.atomic():
+        records_services.ingest_member_report(run=run, role="memory", filename="memory.md",
+                                              content=MEMORY_SMALL.encode(), actor=AGENT)
+
+    wait_until(lambda: IssueDecision.objects.filter(run=run).count() == 2, timeout=60)
+    assert Mapping.objects.filter(run=run, origin="suggested").count() == 3
+    assert AuditEvent.objects.filter(run=run, action="reconcile.synced", actor="worker:sync_run").count() == 1
