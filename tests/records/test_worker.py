@@ -19,6 +19,28 @@ def _fast_passwords(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _worker_idle_before_teardown(worker):
+    """Wait for the worker to finish what the test queued (reconcile's sync follows each validation):
+    the test database is flushed at teardown, and a task still writing would deadlock with the flush."""
+    yield
+    import redis
+    from django.conf import settings
+
+    from config.celery import app
+
+    queue = redis.Redis.from_url(settings.REDIS_URL)
+
+    def idle():
+        if queue.llen(worker["queue"]):
+            return False
+        inspect = app.control.inspect(timeout=1)
+        busy = [*(inspect.active() or {}).values(), *(inspect.reserved() or {}).values()]
+        return not any(busy)
+
+    wait_until(idle, timeout=30, interval=0.3)
+
+
 def rows_of(version_pk):
     records = list(Record.objects.filter(member_version_id=version_pk).order_by("ordinal").values_list(
         "ordinal", "record_type", "record_id", "label", "text", "fields", "references", "content_sha256"))
