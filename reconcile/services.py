@@ -446,14 +446,14 @@ def _suggest_mappings(run: Run, versions: dict[str, MemberVersion], summary: Syn
                   .values_list("source", flat=True))
     canonical = list(CanonicalRecord.objects.filter(run=run, state=CanonicalRecord.State.ACTIVE))
     own = {c.canonical_id for c in canonical if c.source_record_id == c.canonical_id}
-    candidates = [suggestions.Candidate(c.canonical_id, c.kind, c.label, c.text, c.source_record_id)
-                  for c in canonical]
+    index = suggestions.Index(suggestions.Candidate(c.canonical_id, c.kind, c.label, c.text, c.source_record_id)
+                              for c in canonical)
     for record in records:
         if record.record_id in covered or record.record_id in own:
             continue
         covered.add(record.record_id)
-        suggestion = suggestions.suggest(
-            suggestions.Source(record.record_id, record.kind, record.label, record.body or record.text), candidates)
+        suggestion = index.suggest(
+            suggestions.Source(record.record_id, record.kind, record.label, record.body or record.text))
         mapping = Mapping(run=run, source=record.record_id, source_record=record, relation=suggestion.relation,
                           target=suggestion.target, origin=Mapping.Origin.SUGGESTED, score=suggestion.score,
                           reason=suggestion.reason, proposed_by=APP_PROPOSER, origin_key=record.record_id)
