@@ -293,3 +293,15 @@ def check_audit_access(user, run: Run, *, actor: Actor) -> None:
                  after={"attempted": "read audit", "roles": sorted(roles_of(user))})
     raise PermissionDenied("Reading this run's audit trail needs the auditor, reviewer or admin role, "
                            "or an agent that took part in the run.")
+
+
+def record_login_failure(sender, credentials, request=None, **kwargs):
+    """A failed browser login, on the run-less chain: who tried, never the password."""
+    record_event(
+        run=None,
+        actor=Actor(label="anonymous"),
+        action="login.failed",
+        object_type="user",
+        object_id=str(credentials.get("username", ""))[:150],
+        after={"remote_addr": request.META.get("REMOTE_ADDR", "") if request is not None else ""},
+    )

@@ -20,6 +20,12 @@ CORPUS = SHARED / "corpus"
 
 
 @pytest.fixture(autouse=True)
+def _fast_passwords(settings):
+    """Personas get UI passwords; hashing them at full strength would dominate the suite's time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _tasks_run_in_process():
     """Unless a test asks for the real worker, queued tasks run eagerly in the test process."""
     previous = celery_app.conf.task_always_eager

@@ -10,12 +10,6 @@ from tests.reconcile.factories import MEMORY_SMALL, RUNTIME_SLUG, seed_path, upl
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    """The personas get UI passwords; hashing them at full strength costs most of this file's time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def run(run_factory):
     run = run_factory()

@@ -15,11 +15,6 @@ from tests.conftest import CORPUS
 CORPUS_RUNS = sorted(p.name for p in CORPUS.iterdir() if (p / "ARTIFACT.yaml").exists())
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def corpus_files(name: str) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted((CORPUS / name).iterdir()) if p.is_file() and p.name != "README.md"}
 

@@ -12,11 +12,6 @@ from tests.conftest import seed_bytes
 ACTOR = Actor.command("test")
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def browser(reviewer):
     client = Client()

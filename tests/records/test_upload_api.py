@@ -12,12 +12,6 @@ from tests.conftest import seed_bytes
 SEED_ROLES = {"000": "result", "001": "workflow", "002": "memory", "003": "memory"}
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    """Personas get UI passwords; hashing them at full strength would dominate this file's time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 EXPECTED = {
     "000": {"declarations": 20, "annotations": 0, "integration_issues": 0, "sources": 2, "mappings": 5},
     "001": {"declarations": 0, "annotations": 1, "integration_issues": 0},

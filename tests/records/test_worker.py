@@ -15,11 +15,6 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
 def _worker_idle_before_teardown(worker):
     """Wait for the worker to finish what the test queued (reconcile's sync follows each validation):
     the test database is flushed at teardown, and a task still writing would deadlock with the flush."""

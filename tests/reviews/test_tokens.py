@@ -58,3 +58,10 @@ def test_a_wrong_token_is_refused():
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION="Token aas_nonsense")
     assert client.get("/api/runs/").status_code == 401
+
+
+def test_a_failed_login_is_audited_without_the_password(client):
+    client.post("/login/", {"username": "mallory", "password": "guess-123"})
+    event = AuditEvent.objects.get(action="login.failed")
+    assert event.run is None and event.object_id == "mallory"
+    assert "guess-123" not in str(event.after)
