@@ -21,7 +21,7 @@ from django.db.models import F, Max, Q
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from reviews.audit import Actor, record_event
+from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 from reviews.services import set_run_status
 
@@ -325,6 +325,7 @@ def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | No
     run = version.member.run
     records, issues = _rows(run, version, report)
     with transaction.atomic():
+        lock_run(run)  # always the run first: one lock order for every writer of this run
         locked = MemberVersion.objects.select_for_update().get(pk=version_pk)
         if locked.status != MemberVersion.Status.PARSING or locked.claimed_at != now:
             return None  # a later claim took the work over
@@ -348,7 +349,9 @@ def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | No
 
 
 def _fail_version(*, version_pk: int, claimed_at, actor: Actor, reason: str) -> MemberVersion | None:
+    run_pk = MemberVersion.objects.filter(pk=version_pk).values_list("member__run", flat=True).get()
     with transaction.atomic():
+        lock_run(Run(pk=run_pk))
         locked = MemberVersion.objects.select_for_update().select_related("member__run").get(pk=version_pk)
         if locked.status != MemberVersion.Status.PARSING or locked.claimed_at != claimed_at:
             return None
@@ -460,6 +463,7 @@ def sweep_stuck_members(*, older_than_seconds: int, actor: Actor | None = None) 
     versions = 0
     for version in stuck:
         with transaction.atomic():
+            lock_run(version.member.run)
             # Release the dead claim so the queued task can take it; only if nobody touched it meanwhile.
             released = MemberVersion.objects.filter(pk=version.pk, status=version.status,
                                                     claimed_at=version.claimed_at).update(

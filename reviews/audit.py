@@ -38,7 +38,6 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,18 +151,30 @@ def _chain(run: Run | None):
     return AuditEvent.objects.filter(run=run) if run is not None else AuditEvent.objects.filter(run__isnull=True)
 
 
+def lock_run(run: Run) -> Run:
+    """Lock the run's row for the rest of the transaction and return it fresh.
+
+    This row lock is also what serialises appends to the run's audit chain, so
+    every service that changes a run's state takes it FIRST, before locking any
+    other row: one lock order (run, then its members, mappings, ...) means
+    concurrent uploads, workers and reviewers queue up instead of deadlocking.
+    """
+    return Run.objects.select_for_update().get(pk=run.pk)
+
+
 def _lock_chain(run: Run | None) -> None:
     """Serialise appends to one chain so concurrent writers cannot fork it.
 
-    The lock is held to the end of the caller's transaction, so the next writer
-    reads this event as the chain's last one. Two runs whose keys collide only
-    wait for each other.
+    A run's chain is guarded by the run's row lock (see lock_run; re-taking it in
+    the same transaction is free). The run-less chain (tokens, logins) has no row,
+    so it takes a transaction-scoped advisory lock instead.
     """
-    if connection.vendor == "postgresql":
-        key = run.pk if run is not None else 0
+    if run is not None:
+        list(Run.objects.select_for_update().filter(pk=run.pk).values_list("pk", flat=True))
+    elif connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             # Two-int form: namespace 4242 keeps clear of other advisory locks.
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [4242, zlib.crc32(str(key).encode()) & 0x7FFFFFFF])
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [4242, 0])
     # SQLite serialises writers on its own database lock; UniqueConstraint(run, seq) backs both.
 
 
