@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from records import archives
 from records.document import ParsedReport
 from records.models import Finding, IntegrationIssue, MemberVersion, ValidationReport
 from records.parsing import parse_report
@@ -76,7 +77,7 @@ def current_versions(run: Run) -> list[MemberVersion]:
 
 
 def member_name(version: MemberVersion) -> str:
-    return f"{version.member.role}.md"
+    return archives.member_filename(version.member.role)
 
 
 def member_files(versions: list[MemberVersion]) -> dict[str, bytes]:
@@ -84,9 +85,9 @@ def member_files(versions: list[MemberVersion]) -> dict[str, bytes]:
 
 
 def run_manifest(versions: list[MemberVersion]) -> tuple[str, str]:
-    """The §1 ARTIFACT.yaml text of the current member versions and its SHA-256."""
-    text = bundles.build_manifest(member_files(versions))
-    return text, bundles.manifest_sha256(text)
+    """The §1 ARTIFACT.yaml text of the current member versions (hashed from their bytes) and its SHA-256."""
+    text = archives.build_manifest(archives.pins_of(member_files(versions)))
+    return text, archives.manifest_sha256(text)
 
 
 def _first(items: list[str]) -> str:
@@ -291,7 +292,7 @@ def finalize_run(*, run: Run, actor: Actor) -> Result | None:
     except FinalizationRefused as refused:
         _fail(run, reason=str(refused), actor=actor)
         return None
-    digest = bundles.sha256_hex(markdown.encode("utf-8"))
+    digest = archives.sha256_hex(markdown.encode("utf-8"))
     try:
         with transaction.atomic():
             locked = Run.objects.select_for_update().get(pk=run.pk)
@@ -344,7 +345,7 @@ def _verified_members(run: Run, approval: Approval) -> list[_Member]:
     members = []
     for version in current_versions(run):
         data = bytes(version.content)
-        actual = bundles.sha256_hex(data)
+        actual = archives.sha256_hex(data)
         if actual != version.sha256:
             raise FinalizationRefused(
                 f"{member_name(version)} (version {version.version}) no longer matches its hash: "
@@ -357,7 +358,7 @@ def _verified_members(run: Run, approval: Approval) -> list[_Member]:
         members.append(_Member(version=version, data=data, report=parse_report(text)))
     if not members:
         raise FinalizationRefused("the run has no member reports")
-    digest = bundles.manifest_sha256(bundles.build_manifest({m.name: m.data for m in members}))
+    digest = archives.manifest_sha256(archives.build_manifest(archives.pins_of({m.name: m.data for m in members})))
     if digest != approval.manifest_sha256:
         raise FinalizationRefused(
             f"the member set changed since approval: approved manifest SHA-256 {approval.manifest_sha256}, "

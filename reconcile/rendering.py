@@ -28,17 +28,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from records.ids import KINDS
+from records.validation import KIND_HEADINGS
+
 RESULT_TYPE = "types/agentic-system-analysis-result.md"
 
-KIND_ORDER = ("CMP", "OBJ", "RTE", "CLM", "ABS", "BAP")
-KIND_HEADINGS = {
-    "CMP": "Components",
-    "OBJ": "Operative objects",
-    "RTE": "Routes",
-    "CLM": "Claims",
-    "ABS": "Evidenced absences",
-    "BAP": "Behavioral-authority paths",
-}
+KIND_ORDER = KINDS  # CMP OBJ RTE CLM ABS BAP, the order of the result's Shared records
 PREFIX_ORDER = ("", "RT", "MEM", "EPI")
 ROLE_ORDER = (
     "overview",

@@ -6,10 +6,16 @@ the manifest against those bytes; `members_of` names each member's role
 from its file name; `build_manifest` writes the run manifest whose SHA-256
 is the run's manifest hash.
 
-The manifest text is byte-for-byte what `reconcile.bundles.build_manifest`
-writes (approval recomputes it there and compares hashes); records may not
-import reconcile, so the few lines live here too and a test holds the two
-together.
+This is the one home of archive reading, pin checking and the manifest text:
+records imports run directories with it, and reconcile builds its export
+bundles (`reconcile.bundles`) and recomputes the approved manifest on top of it.
+
+Our own exports add `result.md`, `audit.json` and `MANIFEST.json`
+(`{"files": {name: sha256}}` for every other file). When a bundle carries
+`MANIFEST.json`, those extras are not members unless `ARTIFACT.yaml` pins
+them, and they are checked against `MANIFEST.json` instead, so a tampered
+export is refused on re-import too. Without it, every file other than
+`ARTIFACT.yaml` is a member and must be pinned.
 """
 from __future__ import annotations
 
@@ -29,10 +35,10 @@ import yaml
 
 SET_TYPE = "agentic-systems/types/agentic-system-analysis-set.md"
 MANIFEST_NAME = "ARTIFACT.yaml"
-# What our own exports add beside the members (reconcile writes them); on
-# re-import they are not members unless ARTIFACT.yaml pins them.
 EXPORT_MANIFEST_NAME = "MANIFEST.json"
-EXPORT_EXTRAS = ("result.md", "audit.json", EXPORT_MANIFEST_NAME)
+RESULT_NAME = "result.md"
+AUDIT_NAME = "audit.json"
+EXPORT_EXTRAS = (RESULT_NAME, AUDIT_NAME, EXPORT_MANIFEST_NAME)
 MAX_ARCHIVE_FILES = 1_000
 CHUNK_SIZE = 64 * 1024
 
@@ -52,6 +58,7 @@ _VERIFICATION_RE = re.compile(r"^verification[A-Za-z0-9._-]*\.md$")
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 _PLAIN_YAML_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]*$")
 _DRIVE = re.compile(r"^[A-Za-z]:")
+# Operating-system litter that archivers add; never a member.
 _LITTER_DIRS = ("__MACOSX",)
 _LITTER_FILES = (".DS_Store", "Thumbs.db")
 
@@ -72,17 +79,21 @@ class BundleTooLarge(BundleError):
 # --- hashing and the manifest ---------------------------------------------
 
 
-def sha256_stream(chunks) -> str:
-    """SHA-256 (lower-case hex) over an iterable of byte chunks."""
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_stream(fileobj: BinaryIO, *, chunk_size: int = CHUNK_SIZE) -> str:
+    """SHA-256 (lower-case hex) of everything left in `fileobj`, read in chunks."""
     digest = hashlib.sha256()
-    for chunk in chunks:
+    while chunk := fileobj.read(chunk_size):
         digest.update(chunk)
     return digest.hexdigest()
 
 
-def sha256_hex(data: bytes) -> str:
-    view = memoryview(data)
-    return sha256_stream(view[i:i + CHUNK_SIZE] for i in range(0, len(view), CHUNK_SIZE))
+def pins_of(files: Mapping[str, bytes]) -> dict[str, str]:
+    """`{name: sha256 hex}` of each file's exact bytes."""
+    return {name: sha256_hex(data) for name, data in files.items()}
 
 
 def _yaml_key(name: str) -> str:
@@ -103,7 +114,8 @@ def build_manifest(pins: Mapping[str, str], *, doc_type: str = SET_TYPE) -> str:
 
 
 def manifest_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The run's manifest hash: SHA-256 of the manifest's UTF-8 bytes."""
+    return sha256_hex(text.encode("utf-8"))
 
 
 def member_filename(role: str) -> str:
@@ -130,40 +142,101 @@ def read_manifest(files: Mapping[str, bytes]) -> dict:
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise BundleError(f"{MANIFEST_NAME}: malformed, not readable as UTF-8 YAML ({reason})") from None
-    if not isinstance(document, dict) or not isinstance(document.get("members"), dict):
-        raise BundleError(f"{MANIFEST_NAME}: malformed, expected a mapping with `type` and a `members` mapping")
+    if not isinstance(document, dict):
+        raise BundleError(f"{MANIFEST_NAME}: malformed, expected a mapping with `type` and `members`")
+    if not isinstance(document.get("members"), dict):
+        raise BundleError(f"{MANIFEST_NAME}: malformed, `members` must be a mapping of file names to pins")
     return document
+
+
+def _read_pins(files: Mapping[str, bytes]) -> tuple[dict[str, str], list[str], set[str]]:
+    """Pins from ARTIFACT.yaml, every problem with the manifest itself, and every name it mentions."""
+    try:
+        document = read_manifest(files)
+    except BundleError as error:
+        return {}, list(error.problems), set()
+    problems = []
+    if document.get("type") is not None and not isinstance(document.get("type"), str):
+        problems.append(f"{MANIFEST_NAME}: malformed, `type` must be a string")
+    pins: dict[str, str] = {}
+    named = {str(name) for name in document["members"]}
+    for name, pin in document["members"].items():
+        if not isinstance(name, str) or not name:
+            problems.append(f"{MANIFEST_NAME}: malformed pin name {name!r}")
+            continue
+        digest = pin.get("sha256") if isinstance(pin, dict) else None
+        if not isinstance(digest, str) or not _SHA256_HEX.match(digest):
+            problems.append(f"{name}: malformed pin in {MANIFEST_NAME}, expected `sha256:` with 64 lower-case hex digits")
+            continue
+        pins[name] = digest
+    return pins, problems, named
+
+
+def _export_manifest_problems(files: Mapping[str, bytes]) -> list[str]:
+    """Every file of an export checked against its MANIFEST.json."""
+    try:
+        document = json.loads(files[EXPORT_MANIFEST_NAME].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return [f"{EXPORT_MANIFEST_NAME}: malformed, not UTF-8 JSON"]
+    listed = document.get("files") if isinstance(document, dict) else None
+    if not isinstance(listed, dict):
+        return [f"{EXPORT_MANIFEST_NAME}: malformed, expected {{\"files\": {{name: sha256}}}}"]
+    hashes: dict[str, str] = {}
+    problems = []
+    for name, digest in listed.items():
+        if not isinstance(digest, str) or not _SHA256_HEX.match(digest):
+            problems.append(f"{name}: malformed entry in {EXPORT_MANIFEST_NAME}")
+        else:
+            hashes[name] = digest
+    if problems and not hashes:
+        return problems
+    for name in sorted(files):
+        if name == EXPORT_MANIFEST_NAME:
+            continue
+        actual = sha256_hex(files[name])
+        if name not in hashes:
+            problems.append(f"{name}: not listed in {EXPORT_MANIFEST_NAME}")
+        elif actual != hashes[name]:
+            problems.append(f"{name}: SHA-256 mismatch, {EXPORT_MANIFEST_NAME} lists {hashes[name]}, "
+                            f"the file's bytes hash to {actual}")
+    for name in sorted(hashes):
+        if name not in files:
+            problems.append(f"{name}: listed in {EXPORT_MANIFEST_NAME} but missing from the bundle")
+    return problems
+
+
+def pin_problems(files: Mapping[str, bytes]) -> tuple[dict[str, str], list[str]]:
+    """The pins of a bundle and every problem with them, each naming its file (see the module docstring)."""
+    pins, problems, named = _read_pins(files)
+    is_export = EXPORT_MANIFEST_NAME in files
+    if problems and not named:
+        # Without a readable manifest, "not pinned" would be said of every file.
+        return pins, problems + (_export_manifest_problems(files) if is_export else [])
+    for name in sorted(pins):
+        if name not in files:
+            problems.append(f"{name}: pinned in {MANIFEST_NAME} but missing from the bundle")
+            continue
+        actual = sha256_hex(files[name])
+        if actual != pins[name]:
+            problems.append(f"{name}: SHA-256 mismatch, {MANIFEST_NAME} pins {pins[name]}, "
+                            f"the file's bytes hash to {actual}")
+    for name in sorted(files):
+        if name == MANIFEST_NAME or name in named or (is_export and name in EXPORT_EXTRAS):
+            continue
+        problems.append(f"{name}: member file not pinned in {MANIFEST_NAME}")
+    if is_export:
+        problems += _export_manifest_problems(files)
+    return pins, problems
 
 
 def check_pins(files: Mapping[str, bytes]) -> dict[str, str]:
     """`{member file: sha256}` when every pin holds; else BundleError listing each problem by file.
 
-    Refused: a malformed pin, a pinned file missing, a SHA-256 mismatch, a file
-    that is not pinned (our own export extras excepted when MANIFEST.json is there).
+    Refused: ARTIFACT.yaml missing or malformed, a malformed pin, a pinned file
+    missing, a SHA-256 mismatch, a member file that is not pinned, and in an
+    export a MANIFEST.json that does not match the bytes.
     """
-    manifest = read_manifest(files)
-    problems: list[str] = []
-    pins: dict[str, str] = {}
-    for name, pin in manifest["members"].items():
-        name = str(name)
-        digest = pin.get("sha256") if isinstance(pin, dict) else None
-        if not isinstance(digest, str) or not _SHA256_HEX.match(digest):
-            problems.append(f"{name}: malformed pin in {MANIFEST_NAME}, expected `sha256:` with 64 lower-case hex digits")
-            continue
-        if name not in files:
-            problems.append(f"{name}: pinned in {MANIFEST_NAME} but missing from the bundle")
-            continue
-        actual = sha256_hex(files[name])
-        if actual != digest:
-            problems.append(f"{name}: SHA-256 mismatch, {MANIFEST_NAME} pins {digest}, the file's bytes hash to {actual}")
-            continue
-        pins[name] = digest
-    named = {str(name) for name in manifest["members"]}
-    is_export = EXPORT_MANIFEST_NAME in files
-    for name in sorted(files):
-        if name == MANIFEST_NAME or name in named or (is_export and name in EXPORT_EXTRAS):
-            continue
-        problems.append(f"{name}: member file not pinned in {MANIFEST_NAME}")
+    pins, problems = pin_problems(files)
     if problems:
         raise BundleError("; ".join(problems), problems=problems)
     return pins
@@ -192,7 +265,7 @@ def members_of(pins: Mapping[str, str]) -> dict[str, str]:
 # --- reading archives -----------------------------------------------------
 
 
-def _safe_path(raw: str) -> str | None:
+def safe_path(raw: str) -> str | None:
     """The normalised relative path, None for a directory entry; refuses escapes naming the entry."""
     if "\x00" in raw:
         raise BundleError(f"{raw!r}: refused, NUL in file name")
@@ -229,6 +302,27 @@ class _Budget:
         return b"".join(parts)
 
 
+class _LimitedReader(io.RawIOBase):
+    """A decompressed tar stream that refuses to produce more than `limit` bytes, headers and padding
+    included (what `_Budget` does not see: tarfile skips the data of entries it is not asked to read)."""
+
+    def __init__(self, stream: BinaryIO, limit: int) -> None:
+        self.stream = stream
+        self.limit = limit
+        self.used = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        chunk = self.stream.read(len(buffer))
+        self.used += len(chunk)
+        if self.used > self.limit:
+            raise BundleTooLarge(f"archive: refused, the tar stream uncompresses to more than {self.limit} bytes")
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+
 def _add(files: dict[str, bytes], path: str, data: bytes) -> None:
     if path in files:
         raise BundleError(f"{path}: refused, the archive holds this file twice")
@@ -246,7 +340,7 @@ def _read_zip(data: bytes, max_bytes: int) -> dict[str, bytes]:
     budget = _Budget(max_bytes)
     with archive:
         for info in archive.infolist():
-            path = _safe_path(info.filename)
+            path = safe_path(info.filename)
             mode = info.external_attr >> 16
             file_type = stat.S_IFMT(mode)
             if info.create_system == 3 and file_type not in (0, stat.S_IFREG, stat.S_IFDIR):
@@ -269,14 +363,16 @@ def _read_zip(data: bytes, max_bytes: int) -> dict[str, bytes]:
 
 def _read_tar(data: bytes, max_bytes: int, *, compressed: bool) -> dict[str, bytes]:
     raw: BinaryIO = gzip.GzipFile(fileobj=io.BytesIO(data)) if compressed else io.BytesIO(data)
+    # Headers and padding add at most ~1.5 KiB a file on top of the contents.
+    stream = io.BufferedReader(_LimitedReader(raw, 2 * max_bytes + 1536 * MAX_ARCHIVE_FILES))
     files: dict[str, bytes] = {}
     budget = _Budget(max_bytes)
     try:
-        with tarfile.open(fileobj=raw, mode="r|") as archive:
+        with tarfile.open(fileobj=stream, mode="r|") as archive:
             for count, member in enumerate(archive, start=1):
                 if count > MAX_ARCHIVE_FILES:
                     raise BundleError(f"archive: refused, more than {MAX_ARCHIVE_FILES} entries")
-                path = _safe_path(member.name)
+                path = safe_path(member.name)
                 if member.isdir():
                     continue
                 if not member.isfile() or member.issparse():
@@ -309,8 +405,9 @@ def read_archive(data: bytes, *, max_bytes: int) -> dict[str, bytes]:
 
     Refuses, naming the entry: absolute paths, `..`, symlinks, hard links and
     devices, a file named twice, and contents over `max_bytes` uncompressed
-    (judged by the bytes actually produced, not only the declared sizes).
-    One top-level folder holding everything is stripped.
+    (BundleTooLarge, judged by the bytes actually produced, not only the
+    declared sizes). Directory entries and OS litter (`__MACOSX/`,
+    `.DS_Store`) are skipped; one top-level folder holding everything is stripped.
     """
     if len(data) > max_bytes:
         raise BundleTooLarge(f"archive: refused, {len(data)} bytes is over the {max_bytes}-byte limit")

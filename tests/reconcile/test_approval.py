@@ -9,7 +9,7 @@ import pytest
 
 from reconcile import approval as services
 from reconcile.approval import ApprovalBlocked, NoteRequired, approve_run, reopen_run
-from reconcile.bundles import build_manifest, manifest_sha256
+from records.archives import build_manifest, manifest_sha256, pins_of
 from reconcile.models import Approval, CanonicalRecord, IssueDecision, Mapping
 from records.models import Finding, IntegrationIssue, MemberReport, MemberVersion, ValidationReport
 from records.parsing import parse_report
@@ -49,7 +49,7 @@ def store_members(run: Run, files: dict[str, bytes]) -> list[MemberVersion]:
 
 
 def mark_validated(run: Run, files: dict[str, bytes], *, errors: int = 0, warnings: int = 0) -> ValidationReport:
-    digest = manifest_sha256(build_manifest(files))
+    digest = manifest_sha256(build_manifest(pins_of(files)))
     Run.objects.filter(pk=run.pk).update(manifest_sha256=digest, status=Run.Status.IN_REVIEW)
     run.refresh_from_db()
     return ValidationReport.objects.create(run=run, manifest_sha256=digest, errors=errors, warnings=warnings)

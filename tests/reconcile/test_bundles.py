@@ -1,4 +1,4 @@
-"""Archives, pins and export bundles; pure, no database."""
+"""Archives and pins (records.archives) and export bundles (reconcile.bundles); pure, no database."""
 from __future__ import annotations
 
 import io
@@ -11,17 +11,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reconcile.bundles import (
+from reconcile.bundles import export_entries, verify_export, write_export_zip
+from records.archives import (
     BundleError,
     build_manifest,
     check_pins,
-    export_entries,
     manifest_sha256,
+    pins_of,
     read_archive,
     sha256_hex,
     sha256_stream,
-    verify_export,
-    write_export_zip,
 )
 
 RUN_DIR = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "AAS-2026-10-02-dynamic-cheatsheet-01"
@@ -72,7 +71,7 @@ def test_it_streams_the_same_sha256_as_hashing_the_bytes_at_once():
 
 
 def test_it_builds_a_manifest_whose_pins_reproduce_the_corpus_artifact(run_files, members):
-    text = build_manifest(members)
+    text = build_manifest(pins_of(members))
     ours = yaml.safe_load(text)
     theirs = yaml.safe_load(run_files["ARTIFACT.yaml"])
     assert ours == theirs
@@ -82,15 +81,15 @@ def test_it_builds_a_manifest_whose_pins_reproduce_the_corpus_artifact(run_files
 
 def test_it_builds_the_same_manifest_whatever_order_the_members_come_in(members):
     backwards = dict(reversed(list(members.items())))
-    assert build_manifest(backwards) == build_manifest(members)
-    assert manifest_sha256(build_manifest(members)) == sha256_hex(build_manifest(members).encode())
+    assert build_manifest(pins_of(backwards)) == build_manifest(pins_of(members))
+    assert manifest_sha256(build_manifest(pins_of(members))) == sha256_hex(build_manifest(pins_of(members)).encode())
 
 
 def test_it_quotes_member_names_that_yaml_would_misread():
     names = {"true": b"a", "with space: colon.md": b"b", "#hash.md": b"c", "ünïcode.md": b"d"}
-    loaded = yaml.safe_load(build_manifest(names))
+    loaded = yaml.safe_load(build_manifest(pins_of(names)))
     assert set(loaded["members"]) == set(names)
-    assert check_pins({**names, "ARTIFACT.yaml": build_manifest(names).encode()}) == {
+    assert check_pins({**names, "ARTIFACT.yaml": build_manifest(pins_of(names)).encode()}) == {
         name: sha256_hex(data) for name, data in names.items()
     }
 
@@ -139,7 +138,7 @@ def test_it_refuses_an_artifact_yaml_that_is_not_yaml(members):
 
 
 def test_it_names_the_file_of_a_malformed_pin(members):
-    manifest = build_manifest(members).replace(sha256_hex(members["overview.md"]), "not-a-hash")
+    manifest = build_manifest(pins_of(members)).replace(sha256_hex(members["overview.md"]), "not-a-hash")
     with pytest.raises(BundleError) as caught:
         check_pins({**members, "ARTIFACT.yaml": manifest.encode()})
     assert caught.value.problems == [
@@ -300,3 +299,13 @@ def test_it_refuses_to_reimport_an_export_whose_result_was_edited(members):
 def test_it_refuses_to_export_a_member_under_a_reserved_name(members):
     assert "result.md" in refusal(export_entries, {**members, "result.md": b"x"}, audit_json=b"[]")
     assert "ARTIFACT.yaml" in refusal(export_entries, {"ARTIFACT.yaml": b"x"}, audit_json=b"[]")
+
+
+def test_it_reads_archives_and_checks_pins_with_the_one_implementation_in_records():
+    from records import archives
+    from reconcile import bundles
+
+    assert bundles.read_archive is archives.read_archive
+    assert bundles.BundleError is archives.BundleError
+    assert bundles.build_manifest is archives.build_manifest
+    assert issubclass(archives.BundleTooLarge, bundles.BundleError)

@@ -13,7 +13,8 @@ import yaml
 from django.core.management import CommandError, call_command
 
 from reconcile.approval import approve_run, export_bundle, finalize_run
-from reconcile.bundles import read_archive, verify_export
+from reconcile.bundles import verify_export
+from records.archives import read_archive
 from reconcile.models import Result
 from reviews.audit import Actor
 from reviews.models import AuditEvent

@@ -193,14 +193,14 @@ def test_validation_waits_while_a_current_version_is_not_parsed(run_factory, dja
 
 @pytest.mark.django_db
 def test_the_run_manifest_matches_the_export_manifest_of_reconcile(run_factory, django_capture_on_commit_callbacks):
-    from reconcile import bundles
+    from reconcile import approval
 
     run = run_factory()
     ingest(run, "001", django_capture_on_commit_callbacks)
     ingest(run, "002", django_capture_on_commit_callbacks)
     run.refresh_from_db()
-    text = bundles.build_manifest({"workflow.md": seed_bytes("001"), "memory.md": seed_bytes("002")})
-    assert bundles.manifest_sha256(text) == run.manifest_sha256
+    _text, digest = approval.run_manifest(approval.current_versions(run))  # hashed again from the bytes
+    assert digest == run.manifest_sha256
 
 
 @pytest.mark.django_db
