@@ -94,16 +94,15 @@ def _choice(request, name: str, values) -> str | None:
     return value
 
 
-def _proposal_error(error: services.ProposalError) -> ApiError:
-    if isinstance(error, services.RunLocked):
-        return Conflict(error.message, code="run_locked")
-    if isinstance(error, services.InvalidDecision):
-        return Conflict(error.message, code="invalid_decision")
-    return ApiError(error.message, code="invalid", details={"field": error.field} if error.field else None)
-
-
-def _stale(error: services.StaleVersion, serializer_class) -> Conflict:
-    return Conflict(str(error), code="stale_version", details={"current": serializer_class(error.current).data})
+def _refusal(error: services.ProposalError | services.StateConflict, serializer_class=None) -> ApiError:
+    """A service's refusal as the API error: a state conflict is 409 (a stale version hands back the
+    item as it is now), bad input 400."""
+    details = {"field": error.field} if error.field else None
+    if isinstance(error, services.StaleVersion):
+        return Conflict(error.message, code=error.code, details={"current": serializer_class(error.current).data})
+    if isinstance(error, services.StateConflict):
+        return Conflict(error.message, code=error.code, details=details)
+    return ApiError(error.message, code="invalid", details=details)
 
 
 def _mappings(run):
@@ -194,30 +193,37 @@ class MappingListCreateView(generics.ListCreateAPIView):
         proposal.is_valid(raise_exception=True)
         try:
             mapping = services.propose_mapping(run=run, actor=Actor.for_request(request), **proposal.validated_data)
-        except services.ProposalError as error:
-            raise _proposal_error(error) from None
+        except (services.StateConflict, services.ProposalError) as error:
+            raise _refusal(error) from None
         return Response(MappingSerializer(_mappings(run).get(pk=mapping.pk)).data, status=status.HTTP_201_CREATED)
 
 
-class MappingDecisionView(APIView):
+class _DecisionView(APIView):
+    """Accept, reject or reopen one item: the body is a DecisionSerializer, the answer the item."""
+
+    item_serializer: type[serializers.Serializer]
+
+    def decide(self, request, call):
+        decision = DecisionSerializer(data=request.data)
+        decision.is_valid(raise_exception=True)
+        try:
+            return call(decision.validated_data, Actor.for_request(request))
+        except (services.StateConflict, services.ProposalError) as error:
+            raise _refusal(error, self.item_serializer) from None
+
+
+class MappingDecisionView(_DecisionView):
+    item_serializer = MappingSerializer
+
     @extend_schema(summary="Accept, reject or reopen a mapping (reviewers)", request=DecisionSerializer,
                    responses={200: MappingSerializer, 409: OpenApiTypes.OBJECT})
     def post(self, request, run_id: str, mapping_id: int):
         run = get_run_for(request, run_id, DECIDE, "mapping.decide")
         mapping = get_object_or_404(Mapping.objects.select_related("run"), run=run, pk=mapping_id)
-        decision = DecisionSerializer(data=request.data)
-        decision.is_valid(raise_exception=True)
-        data = decision.validated_data
-        try:
-            mapping = services.decide_mapping(
-                mapping=mapping, decision=data["decision"], rationale=data["rationale"],
-                actor=Actor.for_request(request), expected_version=data["version"],
-                target=data["target"] if data["decision"] == services.ACCEPT else None,
-            )
-        except services.StaleVersion as stale:
-            raise _stale(stale, MappingSerializer) from None
-        except services.ProposalError as error:
-            raise _proposal_error(error) from None
+        mapping = self.decide(request, lambda data, actor: services.decide_mapping(
+            mapping=mapping, decision=data["decision"], rationale=data["rationale"], actor=actor,
+            expected_version=data["version"], target=data["target"] if data["decision"] == services.ACCEPT else None,
+        ))
         return Response(MappingSerializer(_mappings(run).get(pk=mapping.pk)).data)
 
 
@@ -244,25 +250,23 @@ class IssueListView(generics.ListAPIView):
         return decisions.order_by("issue__member_version__member__role", "issue__index")
 
 
-class IssueDecisionView(APIView):
+class IssueDecisionView(_DecisionView):
+    item_serializer = IssueDecisionSerializer
+
     @extend_schema(summary="Accept, reject or reopen an integration issue (reviewers)", request=DecisionSerializer,
                    responses={200: IssueDecisionSerializer, 409: OpenApiTypes.OBJECT})
     def post(self, request, run_id: str, decision_id: int):
         run = get_run_for(request, run_id, DECIDE, "issue.decide")
         item = get_object_or_404(IssueDecision.objects.select_related("run"), run=run, pk=decision_id)
-        decision = DecisionSerializer(data=request.data)
-        decision.is_valid(raise_exception=True)
-        data = decision.validated_data
-        if data["target"]:
-            raise ApiError("target: an integration issue has no target", code="invalid", details={"field": "target"})
-        try:
-            item = services.decide_issue(issue_decision=item, decision=data["decision"], rationale=data["rationale"],
-                                         actor=Actor.for_request(request), expected_version=data["version"])
-        except services.StaleVersion as stale:
-            raise _stale(stale, IssueDecisionSerializer) from None
-        except services.ProposalError as error:
-            raise _proposal_error(error) from None
-        return Response(IssueDecisionSerializer(item).data)
+
+        def decide(data, actor):
+            if data["target"]:
+                raise ApiError("target: an integration issue has no target", code="invalid",
+                               details={"field": "target"})
+            return services.decide_issue(issue_decision=item, decision=data["decision"],
+                                         rationale=data["rationale"], actor=actor, expected_version=data["version"])
+
+        return Response(IssueDecisionSerializer(self.decide(request, decide)).data)
 
 
 class ProgressView(APIView):

@@ -64,31 +64,50 @@ class ProposalError(Exception):
         self.field = field
 
 
-class StaleVersion(Exception):
-    """The item changed since the caller read it; `current` is the row as it is now (HTTP 409)."""
+class StateConflict(TransitionError):
+    """A well-formed request that the run's or the item's current state refuses (HTTP 409).
 
-    def __init__(self, current):
-        self.current = current
-        super().__init__(
-            f"{type(current).__name__.lower()} {current.pk} is at version {current.version} "
-            f"({current.state}); reload it and decide again"
-        )
+    Not a ProposalError: the input is fine, the moment is not. Callers that show errors catch
+    StaleVersion first (it carries the current row), then StateConflict (409), then ProposalError (400).
+    """
+
+    def __init__(self, message: str, field: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+    code = "conflict"  # the API's error code
 
 
-# The two refusals below are state conflicts (HTTP 409 in the API). They are also ProposalErrors so
-# that a caller catching only ProposalError still shows the message instead of failing.
-class RunLocked(ProposalError, TransitionError):
+class RunLocked(StateConflict):
     """The run is approved, finalizing or final: reopen it before changing decisions."""
+
+    code = "run_locked"
 
     def __init__(self, message: str):
         super().__init__(message, "run")
 
 
-class InvalidDecision(ProposalError, TransitionError):
+class InvalidDecision(StateConflict):
     """The decision does not apply to the item's current state, e.g. accepting it twice."""
+
+    code = "invalid_decision"
 
     def __init__(self, message: str):
         super().__init__(message, "decision")
+
+
+class StaleVersion(StateConflict):
+    """The item changed since the caller read it; `current` is the row as it is now (HTTP 409)."""
+
+    code = "stale_version"
+
+    def __init__(self, current):
+        self.current = current
+        super().__init__(
+            f"{type(current).__name__.lower()} {current.pk} is at version {current.version} "
+            f"({current.state}); reload it and decide again", "version",
+        )
 
 
 @dataclass
@@ -734,7 +753,9 @@ def bulk_accept_suggestions(*, run: Run, min_score: float, actor: Actor, rationa
         try:
             decide_mapping(mapping=mapping, decision=ACCEPT, rationale=rationale, actor=actor,
                            expected_version=mapping.version)
-        except (StaleVersion, ProposalError, InvalidDecision):
+        except RunLocked:
+            raise
+        except (StateConflict, ProposalError):
             continue  # someone decided it meanwhile, or its target no longer fits: leave it to a human
         accepted += 1
     return accepted

@@ -293,6 +293,18 @@ def test_decisions_are_refused_while_the_run_is_approved(slug_run):
                                  actor=AGENT)
 
 
+def test_state_conflicts_are_not_proposal_errors_so_a_page_shows_them_as_409(slug_run):
+    mapping = Mapping.objects.get(run=slug_run, source="MEM-RTE-mcp-read")
+    accepted = accept(mapping)
+    with pytest.raises(services.StateConflict) as twice:
+        accept(accepted)
+    assert isinstance(twice.value, InvalidDecision) and not isinstance(twice.value, ProposalError)
+    Run.objects.filter(pk=slug_run.pk).update(status=Run.Status.APPROVED)
+    with pytest.raises(services.StateConflict) as locked:
+        services.bulk_accept_suggestions(run=slug_run, min_score=0.0, actor=REVIEWER, rationale="bulk")
+    assert isinstance(locked.value, RunLocked) and not isinstance(locked.value, ProposalError)
+
+
 def test_bulk_accept_takes_only_suggestions_at_or_above_the_score(slug_run):
     suggested = {m.source: m for m in Mapping.objects.filter(run=slug_run, origin="suggested")}
     high = [m for m in suggested.values() if m.score >= 0.9]
