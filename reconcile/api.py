@@ -186,16 +186,19 @@ class MappingListCreateView(generics.ListCreateAPIView):
             mappings = mappings.filter(source_record__member_version__member__role=member)
         return mappings.order_by("source", "id")
 
-    @extend_schema(summary="Propose a mapping", request=ProposalSerializer, responses={201: MappingSerializer})
+    @extend_schema(summary="Propose a mapping (an identical open proposal is answered 200, not made twice)",
+                   request=ProposalSerializer, responses={201: MappingSerializer, 200: MappingSerializer})
     def post(self, request, run_id: str):
         run = get_run_for(request, run_id, PROPOSE, "mapping.propose")
         proposal = ProposalSerializer(data=request.data)
         proposal.is_valid(raise_exception=True)
         try:
-            mapping = services.propose_mapping(run=run, actor=Actor.for_request(request), **proposal.validated_data)
+            mapping, created = services.propose_mapping(run=run, actor=Actor.for_request(request),
+                                                        **proposal.validated_data)
         except (services.StateConflict, services.ProposalError) as error:
             raise _refusal(error) from None
-        return Response(MappingSerializer(_mappings(run).get(pk=mapping.pk)).data, status=status.HTTP_201_CREATED)
+        return Response(MappingSerializer(_mappings(run).get(pk=mapping.pk)).data,
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class _DecisionView(APIView):

@@ -118,6 +118,12 @@ class Mapping(Decidable):
                 fields=["run", "origin", "origin_key"], condition=~models.Q(origin_key=""),
                 name="mapping_derived_once",
             ),
+            # Proposing the same mapping again while it is open returns the open one (idempotent API).
+            models.UniqueConstraint(
+                fields=["run", "source", "relation", "target"],
+                condition=models.Q(origin="agent", state="proposed"),
+                name="one_open_agent_proposal",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -542,8 +542,20 @@ def _check_target(run: Run, *, source: str, kind: str, relation: str, target: st
                             "target")
 
 
-def propose_mapping(*, run: Run, source: str, relation: str, target: str | None, actor: Actor) -> Mapping:
-    """An agent's or reviewer's proposal: a member record → a canonical record, under a relation."""
+def _open_proposal(run: Run, source: str, relation: str, target: str) -> Mapping | None:
+    return (Mapping.objects.filter(run=run, origin=Mapping.Origin.AGENT, source=source, relation=relation,
+                                   target=target, state__in=[State.PROPOSED, State.STALE])
+            .order_by("pk").first())
+
+
+def propose_mapping(*, run: Run, source: str, relation: str, target: str | None,
+                    actor: Actor) -> tuple[Mapping, bool]:
+    """An agent's or reviewer's proposal: a member record → a canonical record, under a relation.
+
+    Returns (mapping, created). Idempotent: while an identical proposal (same source, relation and
+    target) is open, proposing it again returns that one and audits nothing. A different proposal
+    for the same source is a new row: a conflict for the reviewer to resolve.
+    """
     source = (source or "").strip()
     target = (target or "").strip()
     if relation not in Mapping.Relation.values:
@@ -556,12 +568,22 @@ def propose_mapping(*, run: Run, source: str, relation: str, target: str | None,
         raise ProposalError(f"{source} is not declared by a current member report of run {run.run_id}", "source")
     _check_target(run, source=source, kind=record.kind if record else _kind_of(source), relation=relation,
                   target=target)
-    with transaction.atomic():
-        mapping = Mapping.objects.create(run=run, source=source, source_record=record, relation=relation,
-                                         target=target, origin=Mapping.Origin.AGENT, proposed_by=actor.label)
-        record_event(run=run, actor=actor, action="mapping.proposed", object_type="mapping", object_id=mapping.pk,
-                     after=mapping_snapshot(mapping) | {"member": record.member_version.member.role if record else None})
-    return mapping
+    existing = _open_proposal(run, source, relation, target)
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            mapping = Mapping.objects.create(run=run, source=source, source_record=record, relation=relation,
+                                             target=target, origin=Mapping.Origin.AGENT, proposed_by=actor.label)
+            record_event(run=run, actor=actor, action="mapping.proposed", object_type="mapping",
+                         object_id=mapping.pk,
+                         after=mapping_snapshot(mapping) | {"member": record.member_version.member.role if record else None})
+    except IntegrityError:
+        existing = _open_proposal(run, source, relation, target)  # a concurrent identical proposal won
+        if existing is None:
+            raise
+        return existing, False
+    return mapping, True
 
 
 # --- decisions -----------------------------------------------------------------------------------
@@ -688,7 +710,12 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
         else:
             values = dict(state=new_state, rationale=rationale, decided_by="", decided_at=None,
                           decided_member_sha256="", decided_content_sha256="")
-        _claim(Mapping, current, expected_version, **values)
+        try:
+            with transaction.atomic():
+                _claim(Mapping, current, expected_version, **values)
+        except IntegrityError:
+            raise InvalidDecision(f"{_name(current)} is proposed again by another open mapping; "
+                                  f"decide that one instead") from None
         if decision == ACCEPT and current.relation == Mapping.Relation.NEW:
             canonical, created = _allocate(run, current, values["target"])
             Mapping.objects.filter(pk=current.pk).update(target=canonical.canonical_id)

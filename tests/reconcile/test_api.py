@@ -114,6 +114,18 @@ def test_an_agent_proposes_a_mapping_and_gets_201(run, agent):
     assert AuditEvent.objects.filter(run=run, action="mapping.proposed", object_id=str(body["id"])).count() == 1
 
 
+def test_proposing_the_same_mapping_twice_answers_200_with_the_first(run, agent):
+    body = {"source": "MEM-OBJ-memory-facts", "relation": "same", "target": "RT-OBJ-memory-cache"}
+    first = agent.post(url(run, "mappings/"), body, format="json")
+    again = agent.post(url(run, "mappings/"), body, format="json")
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json() == first.json()
+    rival = agent.post(url(run, "mappings/"), body | {"target": "RT-OBJ-document-content"}, format="json")
+    assert rival.status_code == 201 and rival.json()["id"] != first.json()["id"]
+    assert Mapping.objects.filter(run=run, origin="agent", source="MEM-OBJ-memory-facts").count() == 2
+    assert AuditEvent.objects.filter(run=run, action="mapping.proposed").count() == 2
+
+
 @pytest.mark.parametrize("body, field, words", [
     ({"source": "MEM-OBJ-memory-facts", "relation": "same", "target": "RT-RTE-mcp-read"}, "target", "kinds differ"),
     ({"source": "MEM-OBJ-memory-facts", "relation": "same"}, "target", "needs a target"),

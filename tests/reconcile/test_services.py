@@ -81,13 +81,43 @@ def accept(mapping, **kwargs):
 
 def test_an_agent_proposes_a_same_mapping_with_one_audit_event(numbered_run):
     seq = last_seq(numbered_run)
-    mapping = services.propose_mapping(run=numbered_run, source="MEM-OBJ-1", relation="same", target="OBJ-2",
-                                       actor=AGENT)
+    mapping, created = services.propose_mapping(run=numbered_run, source="MEM-OBJ-1", relation="same",
+                                                target="OBJ-2", actor=AGENT)
+    assert created
     assert (mapping.state, mapping.origin, mapping.proposed_by, mapping.version) == ("proposed", "agent",
                                                                                     "token:agent-1", 1)
     assert mapping.source_record.member_version.member.role == "memory"
     [event] = events_after(numbered_run, seq)
     assert (event.action, event.object_id, event.after["target"]) == ("mapping.proposed", str(mapping.pk), "OBJ-2")
+
+
+def test_proposing_the_same_open_mapping_again_returns_the_first_and_audits_nothing(numbered_run):
+    first, created = services.propose_mapping(run=numbered_run, source="MEM-OBJ-1", relation="same", target="OBJ-2",
+                                              actor=AGENT)
+    seq = last_seq(numbered_run)
+    again, created_again = services.propose_mapping(run=numbered_run, source=" MEM-OBJ-1 ", relation="same",
+                                                    target="OBJ-2", actor=AGENT)
+    assert (created, created_again, again.pk) == (True, False, first.pk)
+    assert events_after(numbered_run, seq) == []
+    other, created_other = services.propose_mapping(run=numbered_run, source="MEM-OBJ-1", relation="same",
+                                                    target="OBJ-1", actor=AGENT)
+    assert created_other and other.pk != first.pk  # a rival proposal is the reviewer's conflict to resolve
+    assert Mapping.objects.filter(run=numbered_run, origin="agent", source="MEM-OBJ-1").count() == 2
+
+
+def test_a_decided_proposal_can_be_proposed_again_but_not_reopened_beside_its_twin(numbered_run):
+    first, _ = services.propose_mapping(run=numbered_run, source="MEM-OBJ-1", relation="same", target="OBJ-2",
+                                        actor=AGENT)
+    rejected = services.decide_mapping(mapping=first, decision="reject", rationale="not the same", actor=REVIEWER,
+                                       expected_version=1)
+    twin, created = services.propose_mapping(run=numbered_run, source="MEM-OBJ-1", relation="same", target="OBJ-2",
+                                             actor=AGENT)
+    assert created and twin.pk != first.pk
+    with pytest.raises(InvalidDecision, match="decide that one instead"):
+        services.decide_mapping(mapping=rejected, decision="reopen", rationale="", actor=REVIEWER,
+                                expected_version=rejected.version)
+    rejected.refresh_from_db()
+    assert rejected.state == "rejected"
 
 
 @pytest.mark.parametrize("source, relation, target, field, words", [
@@ -114,8 +144,8 @@ def test_a_bad_proposal_is_refused_naming_the_problem(numbered_run, source, rela
 
 
 def test_a_new_mapping_with_a_free_explicit_target_is_accepted_as_proposed(numbered_run):
-    mapping = services.propose_mapping(run=numbered_run, source="MEM-OBJ-3", relation="new", target="OBJ-40",
-                                       actor=AGENT)
+    mapping, _created = services.propose_mapping(run=numbered_run, source="MEM-OBJ-3", relation="new",
+                                                 target="OBJ-40", actor=AGENT)
     accepted = accept(mapping)
     assert accepted.target == "OBJ-40"
     assert KindCounter.objects.get(run=numbered_run, kind="OBJ").last_number == 40
@@ -125,7 +155,7 @@ def test_a_result_mapping_statement_can_be_proposed_again(run_factory):
     from tests.reconcile.factories import seed_path
     run = run_factory()
     upload_file(run, "result", seed_path("000"))
-    mapping = services.propose_mapping(run=run, source="MEM-OBJ-1", relation="same", target="OBJ-4", actor=AGENT)
+    mapping, _created = services.propose_mapping(run=run, source="MEM-OBJ-1", relation="same", target="OBJ-4", actor=AGENT)
     assert mapping.source_record is None
 
 
@@ -160,13 +190,14 @@ def test_allocation_never_reuses_the_number_of_a_rejected_record(numbered_run):
     services.decide_mapping(mapping=first, decision="reject", rationale="not a new record", actor=REVIEWER,
                             expected_version=3)
 
-    second = services.propose_mapping(run=numbered_run, source="MEM-OBJ-2", relation="new", target=None,
-                                      actor=AGENT)
+    second, _created = services.propose_mapping(run=numbered_run, source="MEM-OBJ-2", relation="new", target=None,
+                                                actor=AGENT)
     assert accept(second).target == "OBJ-6"
 
     services.reject_canonical_record(record=CanonicalRecord.objects.get(run=numbered_run, canonical_id="OBJ-6"),
                                      rationale="duplicate of OBJ-2", actor=REVIEWER)
-    third = services.propose_mapping(run=numbered_run, source="MEM-OBJ-1", relation="new", target=None, actor=AGENT)
+    third, _created = services.propose_mapping(run=numbered_run, source="MEM-OBJ-1", relation="new", target=None,
+                                               actor=AGENT)
     assert accept(third).target == "OBJ-7"
     with pytest.raises(ProposalError, match="OBJ-5 is already taken"):
         services.propose_mapping(run=numbered_run, source="MEM-OBJ-1", relation="new", target="OBJ-5", actor=AGENT)

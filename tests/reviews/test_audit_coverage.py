@@ -157,8 +157,9 @@ def reconciling(run_factory):
 
 def test_a_proposal_writes_one_mapping_proposed_event(reconciling):
     with new_events(reconciling) as proposed:
-        mapping = reconcile_services.propose_mapping(run=reconciling, source="MEM-RTE-mcp-read", relation="same",
-                                                     target="RT-RTE-mcp-read", actor=Actor("token:agent-1"))
+        mapping, _created = reconcile_services.propose_mapping(
+            run=reconciling, source="MEM-RTE-mcp-read", relation="same", target="RT-RTE-mcp-read",
+            actor=Actor("token:agent-1"))
     assert proposed.actions == {"mapping.proposed": 1}
     event = only(proposed, "mapping.proposed")
     assert (event.object_type, event.object_id, event.actor) == ("mapping", str(mapping.pk), "token:agent-1")
