@@ -97,6 +97,17 @@ class InvalidDecision(StateConflict):
         super().__init__(message, "decision")
 
 
+class TargetNotSettled(StateConflict):
+    """The target is a member record that has not entered the shared set yet (no accepted same or new
+    mapping of its own); it can be the target once it has."""
+
+    code = "target_not_settled"
+
+    def __init__(self, target: str):
+        super().__init__(f"{target} is a member record, not yet a canonical record of the run: "
+                         f"accept {target}'s own mapping first", "target")
+
+
 class StaleVersion(StateConflict):
     """The item changed since the caller read it; `current` is the row as it is now (HTTP 409)."""
 
@@ -691,6 +702,9 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
             chosen = target or current.target
             if current.relation != Mapping.Relation.NEW:
                 chosen = _resolve_target(run, chosen)
+                if (chosen and not CanonicalRecord.objects.filter(run=run, canonical_id=chosen).exists()
+                        and current_declaration(run, chosen) is not None):
+                    raise TargetNotSettled(chosen)
             _check_target(run, source=current.source, kind=record.kind if record else _kind_of(current.source),
                           relation=current.relation, target=chosen, allow_own=True)
             if current.relation in (Mapping.Relation.SAME, Mapping.Relation.NEW):

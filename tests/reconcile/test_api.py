@@ -188,6 +188,16 @@ def test_accepting_an_accepted_mapping_again_is_a_409(run, reviewer):
                  "invalid_decision")
 
 
+def test_accepting_a_supersedes_mapping_onto_an_unsettled_member_record_is_a_409(run, reviewer):
+    upload(run, "reconciliation", "# Reconciliation\n\n## Reconciliation\n\n"
+                                  "Amendment: MEM-OBJ-profile-summary is superseded by MEM-OBJ-memory-facts.\n")
+    amendment = Mapping.objects.get(run=run, origin="reconciliation")
+    error = assert_error(decide(reviewer, run, amendment, decision="accept", rationale="", version=1), 409,
+                         "target_not_settled")
+    assert error["message"].endswith("accept MEM-OBJ-memory-facts's own mapping first")
+    assert error["details"] == {"field": "target"}
+
+
 def test_decisions_are_refused_with_409_once_the_run_is_approved(run, reviewer):
     Run.objects.filter(pk=run.pk).update(status=Run.Status.APPROVED)
     error = assert_error(decide(reviewer, run, suggestion(run), decision="accept", rationale="", version=1), 409,

@@ -397,6 +397,22 @@ def test_a_numbered_amendment_target_is_read_as_its_canonical_record(numbered_ru
     assert accept(mapping).state == "accepted"
 
 
+def test_a_supersedes_target_still_a_member_record_waits_for_that_records_own_mapping(numbered_run):
+    from tests.reconcile.factories import upload
+    upload(numbered_run, "reconciliation", "# Reconciliation\n\n## Reconciliation\n\n"
+                                           "Amendment: MEM-OBJ-3 is superseded by MEM-OBJ-2.\n")
+    amendment = Mapping.objects.get(run=numbered_run, origin="reconciliation")
+    assert amendment.target == "MEM-OBJ-2"
+    with pytest.raises(services.TargetNotSettled) as refused:
+        accept(amendment)
+    assert str(refused.value).endswith("accept MEM-OBJ-2's own mapping first")
+    amendment.refresh_from_db()
+    assert (amendment.state, amendment.version) == ("proposed", 1)
+
+    own = accept(Mapping.objects.get(run=numbered_run, source="MEM-OBJ-2", origin="suggested"))
+    assert accept(amendment).target == own.target  # resolved to MEM-OBJ-2's canonical record
+
+
 @pytest.mark.parametrize("disposition, target, relation", [
     ("mapped", "OBJ-5", "same"),
     ("merged", "OBJ-9", "same"),
