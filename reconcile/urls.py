@@ -3,6 +3,7 @@ from django.urls import path
 from . import views
 
 urlpatterns = [
+    path("", views.runs_list, name="runs"),
     path("runs/<str:run_id>/reconcile/", views.run_reconcile, name="run-reconcile"),
     path("runs/<str:run_id>/reconcile/mappings/<int:mapping_id>/decide/", views.decide_mapping,
          name="reconcile-decide-mapping"),

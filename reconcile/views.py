@@ -1,4 +1,5 @@
-"""The side-by-side reconciliation page (DESIGN.md §5) and the decisions posted from it.
+"""The reviewer's runs list and the side-by-side reconciliation page (DESIGN.md §5), with the
+decisions posted from it.
 
 One view serves the page and its htmx regions; a decision re-renders the same
 row fragment (`reconcile/_pair_row.html`, `reconcile/_issue_row.html`) that the
@@ -18,6 +19,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.db.models import Count, F, Q
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -394,6 +396,63 @@ def _back_to_page(run: Run, request, anchor: str = "") -> str:
 
 # ---------------------------------------------------------------------------
 # Views
+
+RUNS_PER_PAGE = 50
+
+
+def _progress_by_run(run_ids: list[int]) -> dict[int, dict]:
+    """run pk → decided and total mappings and issues, in two grouped queries for any number of runs.
+
+    Issues count as in `services.current_issue_decisions`: only those of each member's current version.
+    """
+    decided = Q(state__in=(Decidable.State.ACCEPTED, Decidable.State.REJECTED))
+    counts = {"total": Count("id"), "decided": Count("id", filter=decided),
+              "stale": Count("id", filter=Q(state=Decidable.State.STALE))}
+    mappings = {row["run_id"]: row for row in
+                Mapping.objects.filter(run_id__in=run_ids).values("run_id").annotate(**counts).order_by()}
+    issues = {row["run_id"]: row for row in
+              IssueDecision.objects.filter(run_id__in=run_ids,
+                                           issue__member_version__member__current_version=F("issue__member_version"))
+              .values("run_id").annotate(**counts).order_by()}
+    empty = {"total": 0, "decided": 0, "stale": 0}
+    progress = {}
+    for run_id in run_ids:
+        m, i = mappings.get(run_id, empty), issues.get(run_id, empty)
+        total, done = m["total"] + i["total"], m["decided"] + i["decided"]
+        progress[run_id] = {
+            "mappings_decided": m["decided"], "mappings_total": m["total"],
+            "issues_decided": i["decided"], "issues_total": i["total"],
+            "stale": m["stale"] + i["stale"], "decided": done, "total": total,
+            "percent": round(100 * done / total) if total else 0,
+        }
+    return progress
+
+
+@login_required
+@require_GET
+def runs_list(request):
+    """Every run with its status and how far its decisions are, filtered by status and system."""
+    check_role(request.user, READ_RUNS)
+    runs = Run.objects.all()
+    status, system = request.GET.get("status", ""), request.GET.get("system", "")
+    if status in Run.Status.values:
+        runs = runs.filter(status=status)
+    else:
+        status = ""
+    if system:
+        runs = runs.filter(system__iexact=system)
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    progress = _progress_by_run([run.pk for run in page])
+    return render(request, "reconcile/runs_list.html", {
+        "page": page,
+        "rows": [{"run": run, "progress": progress[run.pk]} for run in page],
+        "statuses": Run.Status.choices,
+        "status": status,
+        "system": system,
+        "systems": Run.objects.order_by("system").values_list("system", flat=True).distinct(),
+        "filter_query": urlencode({k: v for k, v in (("status", status), ("system", system)) if v}),
+    })
+
 
 @login_required
 @require_GET

@@ -2,10 +2,7 @@ from django.urls import path
 
 from . import views
 
+# The runs list at "/" lives in reconcile (it shows each run's decision progress).
 urlpatterns = [
-    path("", views.runs_list, name="runs"),
-]
-
-urlpatterns += [
     path("runs/<str:run_id>/audit/", views.run_audit, name="run-audit"),
 ]

@@ -8,7 +8,6 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from .access import READ_RUNS, check_role
 from .audit import Actor, check_audit_access, verify_chain
 from .models import AuditEvent, Run
 
@@ -38,23 +37,6 @@ def healthz(request):
             checks["broker"] = f"down: {error.__class__.__name__}: {error}"
     healthy = all(value.startswith("ok") for value in checks.values())
     return JsonResponse({"status": "ok" if healthy else "down", "checks": checks}, status=200 if healthy else 503)
-
-
-@login_required
-def runs_list(request):
-    check_role(request.user, READ_RUNS)
-    runs = Run.objects.all()
-    status = request.GET.get("status", "")
-    system = request.GET.get("system", "")
-    if status in Run.Status.values:
-        runs = runs.filter(status=status)
-    if system:
-        runs = runs.filter(system__iexact=system)
-    page = Paginator(runs, 50).get_page(request.GET.get("page"))
-    systems = Run.objects.order_by("system").values_list("system", flat=True).distinct()
-    return render(request, "reviews/runs_list.html", {
-        "page": page, "statuses": Run.Status.choices, "status": status, "system": system, "systems": systems,
-    })
 
 
 # Object types whose page is the reconciliation page rather than the run page.
