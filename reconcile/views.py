@@ -456,6 +456,15 @@ def runs_list(request):
 
 @login_required
 @require_GET
+def run_decision_progress(request, run_id: str):
+    """The run's decision progress alone: the run page loads it (records does not import reconcile)."""
+    run = get_object_or_404(Run, run_id=run_id)
+    check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_request(request))
+    return render(request, "reconcile/_decision_progress.html", {"run": run, "p": _progress_by_run([run.pk])[run.pk]})
+
+
+@login_required
+@require_GET
 def run_reconcile(request, run_id: str):
     run = get_object_or_404(Run, run_id=run_id)
     check_role(request.user, READ_RUNS)

@@ -84,3 +84,15 @@ def test_it_ignores_an_unknown_status_filter(client, reviewer, run_factory):
     client.force_login(reviewer.user)
     response = client.get("/?status=bogus")
     assert response.status_code == 200 and "AAS-2026-09-25-any-01" in response.content.decode()
+
+
+def test_it_serves_one_run_s_decision_progress_as_a_fragment(client, reviewer, outsider):
+    run, _ = build_reconcile_run(records=6, run_id="AAS-2026-09-25-progress-02")
+    Mapping.objects.filter(pk=Mapping.objects.filter(run=run).order_by("pk")[0].pk).update(state="accepted")
+    client.force_login(reviewer.user)
+    response = client.get(f"/runs/{run.run_id}/reconcile/progress/", HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 200 and "<html" not in body
+    assert "1/6 mappings" in body and "0/4 issues" in body and '<progress max="10" value="1"' in body
+    client.force_login(outsider.user)
+    assert client.get(f"/runs/{run.run_id}/reconcile/progress/").status_code == 403

@@ -115,3 +115,28 @@ def test_pages_need_login_and_a_role(run_factory, outsider):
     stranger.force_login(outsider.user)
     assert stranger.get(f"/runs/{run.run_id}/").status_code == 403
     assert Client().get("/runs/AAS-2026-01-01-none-01/").status_code == 302
+
+
+@pytest.mark.django_db
+def test_it_loads_decision_progress_and_the_approval_panel_with_fallback_links(browser, run_factory):
+    run = run_factory()
+    html = browser.get(f"/runs/{run.run_id}/").content.decode()
+    assert f'hx-get="/runs/{run.run_id}/reconcile/progress/" hx-trigger="load"' in html
+    assert f'hx-get="/runs/{run.run_id}/approve/" hx-trigger="load"' in html
+    # Without JavaScript the same places link to the pages that show them.
+    noscript = "".join(part.split("</noscript>")[0] for part in html.split("<noscript>")[1:])
+    assert f'href="/runs/{run.run_id}/reconcile/"' in noscript and f'href="/runs/{run.run_id}/result/"' in noscript
+    assert ">Result</a>" not in html  # no result link before the run is final
+    panel = browser.get(f"/runs/{run.run_id}/approve/", HTTP_HX_REQUEST="true",
+                        HTTP_HX_CURRENT_URL=f"http://testserver/runs/{run.run_id}/")
+    assert panel.status_code == 200 and 'id="approve-panel"' in panel.content.decode()
+    assert f'name="next" value="/runs/{run.run_id}/"' not in panel.content.decode()  # open: no form yet
+
+
+@pytest.mark.django_db
+def test_it_links_the_result_once_the_run_is_final(browser, run_factory):
+    run = run_factory()
+    run.status = "final"
+    run.save(update_fields=["status"])
+    html = browser.get(f"/runs/{run.run_id}/").content.decode()
+    assert f'<a href="/runs/{run.run_id}/result/" class="button">Result</a>' in html
