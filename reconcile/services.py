@@ -125,6 +125,8 @@ class StaleVersion(StateConflict):
 class SyncSummary:
     canonical_created: int = 0
     canonical_updated: int = 0
+    canonical_withdrawn: int = 0
+    canonical_reactivated: int = 0
     mappings_created: int = 0
     suggestions_created: int = 0
     issue_decisions_created: int = 0
@@ -135,7 +137,8 @@ class SyncSummary:
 
     @property
     def changed(self) -> bool:
-        return any((self.canonical_created, self.canonical_updated, self.mappings_created,
+        return any((self.canonical_created, self.canonical_updated, self.canonical_withdrawn,
+                    self.canonical_reactivated, self.mappings_created,
                     self.suggestions_created, self.issue_decisions_created, self.carried_over,
                     self.marked_stale))
 
@@ -231,7 +234,7 @@ def sync_run(*, run: Run, actor: Actor) -> SyncSummary:
             summary.skipped = f"run is {locked.status}"
             return summary
         versions = _ready_versions(locked)
-        _seed_canonical(locked, versions, summary)
+        _seed_canonical(locked, versions, summary, actor)
         _carry_over_mappings(locked, versions, summary, actor)
         _carry_over_issues(locked, versions, summary, actor)
         _statement_mappings(locked, versions, summary)
@@ -244,14 +247,28 @@ def sync_run(*, run: Run, actor: Actor) -> SyncSummary:
     return summary
 
 
-def _seed_canonical(run: Run, versions: dict[str, MemberVersion], summary: SyncSummary) -> None:
+def _withdrawn_reason(origin: str, version: MemberVersion) -> str:
+    return f"removed from {origin} v{version.version}"
+
+
+# The rationale sync writes when a seeding member's new version no longer declares a record; only a
+# record withdrawn this way comes back by itself (a reviewer's rejection stays).
+WITHDRAWN_RE = re.compile(r"^removed from (?:runtime|result) v\d+$")
+
+
+def _seed_canonical(run: Run, versions: dict[str, MemberVersion], summary: SyncSummary, actor: Actor) -> None:
+    """The runtime's and an imported result's declarations seed the shared set. A record their
+    current version no longer declares is withdrawn (rejected, "removed from runtime vN"); declared
+    again later, it is reactivated under the same ID. Numbers are never given to another record."""
     seeds: list[tuple[str, Record]] = []
+    seeding: dict[str, MemberVersion] = {}
     for role, origin in ((Role.RESULT, CanonicalRecord.Origin.RESULT), (Role.RUNTIME, CanonicalRecord.Origin.RUNTIME)):
         version = versions.get(role)
         if version is not None:
+            seeding[origin] = version
             records = Record.objects.filter(member_version=version, record_type=Record.Type.DECLARATION)
             seeds += [(origin, record) for record in records.order_by("ordinal")]
-    if not seeds:
+    if not seeding:
         return
     existing = {c.canonical_id: c for c in CanonicalRecord.objects.filter(run=run)}
     top: dict[str, int] = {}
@@ -273,7 +290,16 @@ def _seed_canonical(run: Run, versions: dict[str, MemberVersion], summary: SyncS
             existing[canonical_id] = created
             summary.canonical_created += 1
         elif current.origin == origin and current.source_record_id == record.record_id:
-            if (current.label, current.text) != (record.label, record.text):
+            if current.state == CanonicalRecord.State.REJECTED and WITHDRAWN_RE.match(current.rationale):
+                before = canonical_snapshot(current)
+                current.state, current.rationale = CanonicalRecord.State.ACTIVE, ""
+                current.label, current.text, current.version = record.label, record.text, current.version + 1
+                current.save(update_fields=["state", "rationale", "label", "text", "version"])
+                summary.canonical_reactivated += 1
+                record_event(run=run, actor=actor, action="canonical.reactivated", object_type="canonical_record",
+                             object_id=canonical_id, before=before, after=canonical_snapshot(current)
+                             | {"member_sha256": seeding[origin].sha256, "member_version": seeding[origin].version})
+            elif (current.label, current.text) != (record.label, record.text):
                 current.label, current.text, current.version = record.label, record.text, current.version + 1
                 current.save(update_fields=["label", "text", "version"])
                 summary.canonical_updated += 1
@@ -281,6 +307,33 @@ def _seed_canonical(run: Run, versions: dict[str, MemberVersion], summary: SyncS
             summary.conflicts.append(f"{canonical_id} from {record.record_id}: already held by {current.source_record_id or current.origin}")
     for kind, number in sorted(top.items()):
         _raise_counter(run, kind, number)
+    declared = {(origin, record.record_id) for origin, record in seeds}
+    for current in existing.values():
+        version = seeding.get(current.origin)
+        if (version is None or current.state != CanonicalRecord.State.ACTIVE
+                or (current.origin, current.source_record_id) in declared):
+            continue
+        _withdraw(run, current, _withdrawn_reason(current.origin, version), version, summary, actor)
+
+
+def _withdraw(run: Run, record: CanonicalRecord, reason: str, version: MemberVersion, summary: SyncSummary,
+              actor: Actor) -> None:
+    """Take a seeded record its member no longer declares out of the shared set; decisions that
+    joined member records to it become stale (their target is gone)."""
+    before = canonical_snapshot(record)
+    record.state, record.rationale, record.version = CanonicalRecord.State.REJECTED, reason, record.version + 1
+    record.save(update_fields=["state", "rationale", "version"])
+    summary.canonical_withdrawn += 1
+    record_event(run=run, actor=actor, action="canonical.withdrawn", object_type="canonical_record",
+                 object_id=record.canonical_id, before=before,
+                 after=canonical_snapshot(record) | {"member_sha256": version.sha256, "member_version": version.version})
+    for mapping in Mapping.objects.filter(run=run, target=record.canonical_id, state=State.ACCEPTED).order_by("pk"):
+        mapping.state, mapping.version = State.STALE, mapping.version + 1
+        mapping.save(update_fields=["state", "version"])
+        summary.marked_stale += 1
+        record_event(run=run, actor=actor, action="mapping.marked_stale", object_type="mapping", object_id=mapping.pk,
+                     before={"state": State.ACCEPTED, "target": record.canonical_id},
+                     after={"state": State.STALE, "reason": f"target {record.canonical_id} {reason}"})
 
 
 def _declarations_of(versions: dict[str, MemberVersion]) -> dict[tuple[int, str], Record]:

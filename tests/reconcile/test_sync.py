@@ -278,3 +278,61 @@ def test_a_real_worker_syncs_the_run_after_an_upload(worker, run_factory):
     wait_until(lambda: IssueDecision.objects.filter(run=run).count() == 2, timeout=60)
     assert Mapping.objects.filter(run=run, origin="suggested").count() == 3
     assert AuditEvent.objects.filter(run=run, action="reconcile.synced", actor="worker:sync_run").count() == 1
+
+
+def _without_declaration(text: str, record_id: str) -> str:
+    """The report with one `#### ID — label` declaration (up to the next heading) cut out."""
+    start = text.index(f"#### {record_id} ")
+    end = min(i for i in (text.find("\n#", start + 1), len(text)) if i != -1)
+    return text[:start] + text[end + 1:]
+
+
+def test_a_runtime_declaration_removed_on_reupload_is_withdrawn_and_returns_when_declared_again(run_factory):
+    run = run_factory()
+    upload(run, "runtime", RUNTIME_SLUG)
+    upload(run, "memory", MEMORY_SMALL)
+    joined = Mapping.objects.get(run=run, source="MEM-RTE-mcp-read", origin="suggested")
+    joined = services.decide_mapping(mapping=joined, decision="accept", rationale="same route", actor=REVIEWER,
+                                     expected_version=1)
+    assert joined.target == "RT-RTE-mcp-read"
+
+    upload(run, "runtime", _without_declaration(RUNTIME_SLUG, "RT-RTE-mcp-read"))
+
+    record = CanonicalRecord.objects.get(run=run, canonical_id="RT-RTE-mcp-read")
+    assert (record.state, record.rationale) == ("rejected", "removed from runtime v2")
+    withdrawn = AuditEvent.objects.get(run=run, action="canonical.withdrawn")
+    assert (withdrawn.object_id, withdrawn.before["state"], withdrawn.after["state"]) == (
+        "RT-RTE-mcp-read", "active", "rejected")
+    joined.refresh_from_db()
+    assert joined.state == "stale"  # the record it was joined to left the shared set
+    assert CanonicalRecord.objects.get(run=run, canonical_id="RT-CMP-wrapper").state == "active"
+
+    upload(run, "runtime", RUNTIME_SLUG + "\n")
+
+    record.refresh_from_db()
+    assert (record.state, record.rationale) == ("active", "")
+    reactivated = AuditEvent.objects.get(run=run, action="canonical.reactivated")
+    assert (reactivated.object_id, reactivated.after["member_version"]) == ("RT-RTE-mcp-read", 3)
+    assert CanonicalRecord.objects.filter(run=run, canonical_id="RT-RTE-mcp-read").count() == 1
+
+
+def test_a_withdrawn_numbered_record_keeps_its_number_and_a_reviewers_rejection_stays(run_factory):
+    run = run_factory()
+    runtime = (CHEATSHEET / "runtime.md").read_text()
+    upload(run, "runtime", runtime)
+    services.reject_canonical_record(record=CanonicalRecord.objects.get(run=run, canonical_id="OBJ-3"),
+                                     rationale="not an operative object", actor=REVIEWER)
+
+    upload(run, "runtime", _without_declaration(_without_declaration(runtime, "RT-OBJ-4"), "RT-OBJ-3"))
+
+    obj4 = CanonicalRecord.objects.get(run=run, canonical_id="OBJ-4")
+    assert (obj4.state, obj4.rationale, obj4.number) == ("rejected", "removed from runtime v2", 4)
+    assert CanonicalRecord.objects.get(run=run, canonical_id="OBJ-3").rationale == "not an operative object"
+    assert counters(run)["OBJ"] == 4
+    assert services._next_number(run, "OBJ") == 5  # the withdrawn number is never given to another record
+
+    upload(run, "runtime", runtime)
+
+    assert CanonicalRecord.objects.get(run=run, canonical_id="OBJ-4").state == "active"
+    assert CanonicalRecord.objects.get(run=run, canonical_id="OBJ-3").state == "rejected"  # a reviewer's call
+    assert AuditEvent.objects.filter(run=run, action="canonical.withdrawn").count() == 1
