@@ -13,6 +13,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
+from functools import partial
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import IntegrityError, transaction
@@ -28,6 +29,7 @@ from reviews.audit import Actor, record_event
 from reviews.models import AuditEvent, Run
 
 from . import bundles, rendering
+from . import services as reconcile_services
 from .models import Approval, CanonicalRecord, Mapping, Result
 from .models import IssueDecision as IssueDecisionRow
 
@@ -136,7 +138,7 @@ def approval_blockers(run: Run) -> list[str]:
     if open_mappings:
         blockers.append(
             f"{len(open_mappings)} mapping{'s' if len(open_mappings) != 1 else ''} undecided: "
-            + _first([f"{s} {r} {t or '∅'} ({state})" for s, r, t, state in open_mappings])
+            + _first([f"{rendering.relation_phrase(s, r, t)} ({state})" for s, r, t, state in open_mappings])
             + "."
         )
     issues = (
@@ -511,7 +513,7 @@ def gather_result_input(
     for m in mappings:
         if m.state == Mapping.State.REJECTED:
             rejected.append(rendering.RejectedItem(
-                item=f"mapping {m.source} {m.relation} {m.target or '∅'}",
+                item=f"mapping {m}",
                 consequence=(f"{m.source} is not joined to {m.target} in the shared set" if m.target
                              else f"{m.source} has no recorded place in the shared set"),
                 rationale=m.rationale,
@@ -525,22 +527,26 @@ def gather_result_input(
             ))
 
     amendments, conflicts = [], []
-    supersessions = {(m.source, m.target): m for m in mappings if m.relation == Mapping.Relation.SUPERSEDES}
+    supersessions = [m for m in mappings if m.relation == Mapping.Relation.SUPERSEDES]
+    resolve = partial(reconcile_services.resolve_stated_id, canonical_ids={c.canonical_id for c in canonical},
+                      accepted_targets=reconcile_services.accepted_targets(accepted))
     for member in members:
         for amendment in member.report.amendments:
             if amendment.kind == "unresolved-conflict":
                 conflicts.append(amendment.text)
                 continue
-            decided = _amendment_decision(amendment.references, supersessions, aliases)
-            if decided is None:
+            decided = _amendment_decisions(amendment.text, supersessions, resolve)
+            if not decided:
                 amendments.append(rendering.AmendmentDecision(
                     text=amendment.text, decision="carried",
                     rationale=f"stated in {member.name}, which the approval covers; no separate decision recorded",
                 ))
-            else:
-                amendments.append(rendering.AmendmentDecision(
-                    text=amendment.text, decision=_decision_word(decided.state), rationale=decided.rationale,
-                ))
+                continue
+            rejected_any = any(m.state == Mapping.State.REJECTED for m in decided)
+            amendments.append(rendering.AmendmentDecision(
+                text=amendment.text, decision="reject" if rejected_any else "accept",
+                rationale="; ".join(dict.fromkeys(m.rationale.strip() for m in decided if m.rationale.strip())),
+            ))
 
     fronts = [m.report.front_matter for m in members if isinstance(m.report.front_matter, dict)]
     disposition = next((f.get("result-disposition") for f in fronts
@@ -579,18 +585,23 @@ def gather_result_input(
     )
 
 
-def _amendment_decision(references: tuple[str, ...], supersessions: dict, aliases: dict[str, str]) -> Mapping | None:
-    """The supersedes mapping a reconciliation amendment states, when a reviewer decided it.
+def _amendment_decisions(text: str, supersessions: list[Mapping], resolve) -> list[Mapping]:
+    """The decided supersedes mappings an `X is superseded by Y[ and Z]` amendment states, one per pair.
 
-    The mapping's target may have been resolved to its canonical ID when accepted, so a reference
-    counts when it is the target itself or an alias of it.
+    The amendment is read as sync reads it (`superseded_pairs`); a pair's mapping is the one sync
+    derived from it (same `origin_key`), else one with the same source whose target is the stated ID
+    or what it resolves to (`RT-RTE-7` → `RTE-7`, `MEM-OBJ-2` → its canonical record), since an
+    accepted target is stored resolved. [] when no pair has a decided mapping.
     """
-    for (source, target), mapping in supersessions.items():
-        if mapping.is_open or source not in references:
-            continue
-        if target in references or any(aliases.get(ref) == target for ref in references):
-            return mapping
-    return None
+    decided = []
+    for old, new in reconcile_services.superseded_pairs(text):
+        key = reconcile_services.statement_key(old, Mapping.Relation.SUPERSEDES, new)
+        targets = {new, resolve(new)}
+        candidates = [m for m in supersessions if m.source == old and (m.origin_key == key or m.target in targets)]
+        candidates.sort(key=lambda m: (m.origin_key != key, m.is_open, m.pk))
+        if candidates and not candidates[0].is_open:
+            decided.append(candidates[0])
+    return decided
 
 
 def _iso(value) -> str:

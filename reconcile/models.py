@@ -4,6 +4,8 @@ from django.utils import timezone
 from records.models import IntegrationIssue, Record
 from reviews.models import Run
 
+from .rendering import relation_phrase
+
 
 class KindCounter(models.Model):
     """The next canonical number per kind in a run: only ever increases (never reused)."""
@@ -127,7 +129,7 @@ class Mapping(Decidable):
         ]
 
     def __str__(self) -> str:
-        return f"{self.source} {self.relation} {self.target or '∅'}"
+        return relation_phrase(self.source, self.relation, self.target)
 
 
 class IssueDecision(Decidable):

@@ -451,6 +451,14 @@ def _member_prose(data: ResultInput) -> list[str]:
     return blocks
 
 
+def relation_phrase(source: str, relation: str, target: str) -> str:
+    """A mapping in words. `supersedes` comes from `Amendment: X is superseded by Y` (source X, target
+    Y's record), so it reads from the target's side: "X is superseded by Y", never "X supersedes Y"."""
+    if relation == "supersedes":
+        return f"{source} is superseded by {target or '∅'}"
+    return f"{source} {relation} {target or '∅'}"
+
+
 def _mapping_line(mappings: list[MappingEntry]) -> str:
     targeted = [m for m in mappings if m.target]
     if not targeted:
@@ -474,7 +482,7 @@ def _reconciliation(data: ResultInput) -> list[str]:
     if relations:
         blocks.append(
             "Mapping relations other than identity: "
-            + "; ".join(f"{m.source} {m.relation} {m.target}" for m in relations)
+            + "; ".join(relation_phrase(m.source, m.relation, m.target) for m in relations)
             + "."
         )
     new = [m for m in mappings if m.target and m.relation == "new"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Collection
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Max, Q
@@ -164,20 +164,40 @@ def _kind_of(record_id: str) -> str:
     return parsed[1] if parsed else ""
 
 
-def _resolve_target(run: Run, target: str) -> str:
-    """The canonical ID a stated target means: itself, its bare form (`RT-OBJ-2` → `OBJ-2`), or the
-    canonical record a member record (`MEM-OBJ-2`) was accepted into. Unresolvable: as given."""
-    if not target or CanonicalRecord.objects.filter(run=run, canonical_id=target).exists():
-        return target
-    parsed = parse_id(target)
+def resolve_stated_id(stated: str, canonical_ids: Collection[str], accepted_targets: dict[str, str]) -> str:
+    """The canonical ID a stated target means: itself, its bare numbered form (`RT-RTE-7` → `RTE-7`),
+    or the canonical record a member record (`MEM-OBJ-2`) was accepted into by a same or new mapping
+    (`accepted_targets`: source → target). Unresolvable: as given. Pure, so that sync, decisions and
+    the result read a stated ID the same way."""
+    if not stated or stated in canonical_ids:
+        return stated
+    parsed = parse_id(stated)
     if parsed and parsed[2].isdigit() and parsed[0] in ("", "RT"):
-        bare, _ = canonical_id_for(target)
-        if CanonicalRecord.objects.filter(run=run, canonical_id=bare).exists():
+        bare, _ = canonical_id_for(stated)
+        if bare in canonical_ids:
             return bare
-    mapped = (Mapping.objects.filter(run=run, source=target, state=State.ACCEPTED,
-                                     relation__in=[Mapping.Relation.SAME, Mapping.Relation.NEW])
-              .exclude(target="").values_list("target", flat=True).first())
-    return mapped or target
+    return accepted_targets.get(stated, stated)
+
+
+def accepted_targets(mappings) -> dict[str, str]:
+    """source → target of accepted same and new mappings (the first accepted one per source)."""
+    targets: dict[str, str] = {}
+    for mapping in sorted(mappings, key=lambda m: m.pk):
+        if (mapping.state == State.ACCEPTED and mapping.target
+                and mapping.relation in (Mapping.Relation.SAME, Mapping.Relation.NEW)):
+            targets.setdefault(mapping.source, mapping.target)
+    return targets
+
+
+def _resolver(run: Run):
+    canonical_ids = set(CanonicalRecord.objects.filter(run=run).values_list("canonical_id", flat=True))
+    accepted = accepted_targets(Mapping.objects.filter(run=run, state=State.ACCEPTED).only(
+        "pk", "source", "relation", "target", "state"))
+    return lambda stated: resolve_stated_id(stated, canonical_ids, accepted)
+
+
+def _resolve_target(run: Run, target: str) -> str:
+    return _resolver(run)(target) if target else target
 
 
 def _raise_counter(run: Run, kind: str, number: int) -> None:
@@ -449,7 +469,12 @@ def _relation_for(disposition: str, target: str, canonical_ids: set[str]) -> str
     return Mapping.Relation.SAME
 
 
-def _superseded_pairs(text: str) -> list[tuple[str, str]]:
+def statement_key(source: str, relation: str, target: str) -> str:
+    """The `origin_key` of a mapping a reconciliation or result states, from the IDs as stated."""
+    return f"{source}|{relation}|{target}"
+
+
+def superseded_pairs(text: str) -> list[tuple[str, str]]:
     """`X is superseded by Y[, Z][ and W]` → [(X, Y), (X, Z), (X, W)]; any other amendment → []."""
     match = SUPERSEDED_RE.match(text)
     if not match:
@@ -484,19 +509,20 @@ def _statement_mappings(run: Run, versions: dict[str, MemberVersion], summary: S
         for amendment in report.amendments:
             if amendment.kind != "amendment":
                 continue
-            for old, new in _superseded_pairs(amendment.text):
+            for old, new in superseded_pairs(amendment.text):
                 stated.append((old, Mapping.Relation.SUPERSEDES, new,
                                f"{role} line {amendment.line}: Amendment: {old} is superseded by {new}"))
         if not stated:
             continue
         if declared is None:
             declared = {record_id: record for (_member, record_id), record in _declarations_of(versions).items()}
+            resolve = _resolver(run)
         for source, relation, target, reason in stated:
-            resolved = _resolve_target(run, target)
+            resolved = resolve(target)
             wanted.append(Mapping(
                 run=run, source=source, source_record=declared.get(source), relation=relation, target=resolved,
                 origin=origin, reason=reason + (f"; target read as {resolved}" if resolved != target else ""),
-                proposed_by=f"member:{role}", origin_key=f"{source}|{relation}|{target}",
+                proposed_by=f"member:{role}", origin_key=statement_key(source, relation, target),
             ))
     if not wanted:
         return
@@ -674,7 +700,7 @@ def _check_transition(item, decision: str) -> str:
 
 def _name(item) -> str:
     if isinstance(item, Mapping):
-        return f"mapping {item.pk} ({item.source} {item.relation} {item.target or '∅'})"
+        return f"mapping {item.pk} ({item})"
     return f"integration issue decision {item.pk}"
 
 

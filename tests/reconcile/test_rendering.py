@@ -297,6 +297,14 @@ def test_it_writes_amendments_and_unresolved_conflicts_in_reconciliation():
     assert "Unresolved conflict: Whether the LRU evicts on capacity is unobserved." in reconciliation
 
 
+def test_it_writes_a_supersedes_mapping_the_way_the_amendment_reads():
+    data = make_input(mappings=[MappingEntry("MEM-RTE-3", "supersedes", "RTE-8"),
+                                MappingEntry("MEM-OBJ-2", "part-of", "OBJ-5")])
+    text = render_result(data)
+    assert "Mapping relations other than identity: MEM-OBJ-2 part-of OBJ-5; MEM-RTE-3 is superseded by RTE-8." in text
+    assert "MEM-RTE-3 supersedes RTE-8" not in text
+
+
 def test_it_carries_conflicts_and_rejected_consequences_into_limitations():
     limitations = render_result(make_input()).split("## Limitations", 1)[1].split("## Verification", 1)[0]
     assert "Whether the LRU evicts on capacity is unobserved." in limitations

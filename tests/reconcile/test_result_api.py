@@ -37,14 +37,15 @@ def upload_corpus_run(agent, capture) -> Run:
     return run
 
 
-def decide_everything(reviewer) -> None:
+def decide_everything(reviewer, *, supersession: tuple[str, str] = ("accept", "checked by hand")) -> None:
     """Over the API, a reviewer accepts every `new` mapping first (allocating canonical IDs), then the
-    rest, then every integration issue."""
+    rest (the supersedes mappings get `supersession`: decision and rationale), then every integration issue."""
     mappings = reviewer.get(f"{API}/mappings/", {"page_size": 500}).json()
     mappings = mappings.get("results", mappings) if isinstance(mappings, dict) else mappings
     for mapping in sorted(mappings, key=lambda m: (m["relation"] != "new", m["id"])):
+        decision, rationale = supersession if mapping["relation"] == "supersedes" else ("accept", "checked by hand")
         response = reviewer.post(f"{API}/mappings/{mapping['id']}/decision/",
-                                 {"decision": "accept", "rationale": "checked by hand", "version": mapping["version"]},
+                                 {"decision": decision, "rationale": rationale, "version": mapping["version"]},
                                  format="json")
         assert response.status_code == 200, response.json()
     issues = reviewer.get(f"{API}/integration-issues/", {"page_size": 500}).json()
@@ -106,6 +107,32 @@ def test_a_corpus_run_goes_from_upload_through_decisions_to_final(agent, reviewe
     actions = list(AuditEvent.objects.filter(run=run).order_by("seq").values_list("action", flat=True))
     assert actions[-3:] == ["run.approved", "run.finalizing", "run.finalized"]
     assert verify_chain(run).ok
+
+
+@pytest.mark.parametrize("decision, word", [("accept", "accepted"), ("reject", "rejected")])
+def test_a_finalized_corpus_run_reports_each_amendment_with_its_decision(decision, word, agent, reviewer,
+                                                                         django_capture_on_commit_callbacks):
+    upload_corpus_run(agent, django_capture_on_commit_callbacks)
+    decide_everything(reviewer, supersession=(decision, "the embedding matrix is one object"))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json").status_code == 201
+    result = Result.objects.get(run__run_id=RUN_ID)
+
+    amendments = {a["text"].split(".")[0]: a for a in result.data["amendments"]}
+    assert len(amendments) == 4
+    supersession = amendments["EPI-OBJ-4 is superseded by MEM-OBJ-2"]
+    assert (supersession["decision"], supersession["rationale"]) == (decision, "the embedding matrix is one object")
+    # The other three amend a `Part of:` value: no mapping states them, the approval carries them.
+    assert {a["decision"] for key, a in amendments.items() if key != "EPI-OBJ-4 is superseded by MEM-OBJ-2"} == {
+        "carried"}
+    assert (f"Amendment decision: {word}. Rationale: the embedding matrix is one object"
+            in result.markdown)
+    target = next(m for m in result.data["mappings"] if m["source"] == "MEM-OBJ-2")["target"]
+    if decision == "accept":
+        assert f"EPI-OBJ-4 is superseded by {target}" in result.markdown
+    else:
+        assert "Rejected mapping EPI-OBJ-4 is superseded by " in result.markdown
+    assert "EPI-OBJ-4 supersedes" not in result.markdown
 
 
 def test_approving_answers_201_with_the_approval(reconciled_run, reviewer, django_capture_on_commit_callbacks):

@@ -384,7 +384,7 @@ def test_decision_progress_counts_mappings_and_issues(slug_run, django_assert_ma
     ("EPI-OBJ-2 supersedes `Part of: RT-OBJ-2` with `Part of: MEM-OBJ-1`.", []),
 ])
 def test_only_identity_amendments_become_supersedes_pairs(text, pairs):
-    assert services._superseded_pairs(text) == pairs
+    assert services.superseded_pairs(text) == pairs
 
 
 def test_a_numbered_amendment_target_is_read_as_its_canonical_record(numbered_run):
