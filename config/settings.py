@@ -170,10 +170,15 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBIL
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "aas")
 # A member stuck in received/parsing longer than this is re-queued by the sweep.
 PIPELINE_STUCK_AFTER_SECONDS = env_int("PIPELINE_STUCK_AFTER_SECONDS", 300)
+PIPELINE_SWEEP_EVERY_SECONDS = env_int("PIPELINE_SWEEP_EVERY_SECONDS", 60)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-members": {
         "task": "records.tasks.sweep_stuck_members",
-        "schedule": env_int("PIPELINE_SWEEP_EVERY_SECONDS", 60),
+        "schedule": PIPELINE_SWEEP_EVERY_SECONDS,
+    },
+    "sweep-unfinished-finalizations": {
+        "task": "reconcile.tasks.sweep_unfinished_finalizations",
+        "schedule": PIPELINE_SWEEP_EVERY_SECONDS,
     },
 }
 

@@ -13,11 +13,12 @@ import json
 import logging
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from functools import partial
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from records import archives
@@ -340,6 +341,41 @@ def retry_finalize(*, run: Run, actor: Actor) -> Run:
         transaction.on_commit(lambda: _queue_finalize(locked.pk))
     _sync(run, locked)
     return locked
+
+
+def sweep_unfinished_finalizations(*, older_than_seconds: int, actor: Actor) -> dict[str, int]:
+    """Re-queue finalization of runs it never reached (DESIGN §10): `approved` for longer than
+    `older_than_seconds` (the message was lost, e.g. the broker was down at approval) and
+    `finalizing` untouched that long (the worker died mid-task). `finalize_run` is idempotent and
+    resumes a `finalizing` claim, so a redundant re-queue costs one no-op task. Each re-queue is
+    audited and touches `updated_at`, so a run whose worker stays away is retried once per period,
+    not on every sweep."""
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=older_than_seconds)
+    candidates = list(
+        Run.objects.filter(updated_at__lt=cutoff)
+        .filter(Q(status=Run.Status.FINALIZING)
+                | Q(status=Run.Status.APPROVED, approvals__withdrawn_at__isnull=True, approvals__approved_at__lt=cutoff))
+        .distinct().order_by("pk").values_list("pk", flat=True)
+    )
+    requeued = {Run.Status.APPROVED: 0, Run.Status.FINALIZING: 0}
+    for pk in candidates:
+        with transaction.atomic():
+            locked = Run.objects.select_for_update().get(pk=pk)
+            if locked.status not in requeued or locked.updated_at >= cutoff:
+                continue  # finalized, reopened or touched since the query
+            approval = current_approval(locked)
+            if approval is None or approval.approved_at >= cutoff:
+                continue
+            idle = locked.updated_at
+            locked.updated_at = now
+            locked.save(update_fields=["updated_at"])
+            record_event(run=locked, actor=actor, action="run.finalize_requeued", object_type="run",
+                         object_id=locked.run_id, before={"status": locked.status, "updated_at": idle},
+                         after={"status": locked.status, "approval": approval.pk})
+            transaction.on_commit(partial(_queue_finalize, locked.pk))
+        requeued[locked.status] += 1
+    return {"approved": requeued[Run.Status.APPROVED], "finalizing": requeued[Run.Status.FINALIZING]}
 
 
 def _verified_members(run: Run, approval: Approval) -> list[_Member]:

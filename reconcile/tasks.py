@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 from django.db import OperationalError
 
 from reviews.audit import Actor
@@ -33,3 +34,12 @@ def finalize_run(self, run_pk: int) -> str:
         return "no such run"
     result = approval.finalize_run(run=run, actor=Actor.worker("finalize_run"))
     return f"final {result.sha256}" if result is not None else f"not finalized: {run.status} {run.status_reason}"
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def sweep_unfinished_finalizations() -> dict:
+    """Beat task: re-queue finalize_run for runs stuck in approved or finalizing (DESIGN §10)."""
+    from . import approval
+
+    return approval.sweep_unfinished_finalizations(older_than_seconds=settings.PIPELINE_STUCK_AFTER_SECONDS,
+                                                   actor=Actor.worker("sweep_unfinished_finalizations"))

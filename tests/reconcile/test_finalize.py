@@ -278,3 +278,101 @@ def test_an_amendment_naming_a_runtime_id_finds_its_mapping_stored_under_the_bar
     derived = mapping(2, "RTE-9", "rejected", "no", origin="reconciliation",
                       origin_key="MEM-RTE-3|supersedes|RT-RTE-7")  # target changed on accept, key as stated
     assert _amendment_decisions(text, [derived], resolve) == [derived]
+
+
+# --- the sweep for finalizations that never ran or never finished (DESIGN §10) -------------------
+
+
+def _age(run: Run, seconds: int) -> None:
+    """Make the run's approval and last status change `seconds` old."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    past = timezone.now() - timedelta(seconds=seconds)
+    Run.objects.filter(pk=run.pk).update(updated_at=past)
+    run.approvals.update(approved_at=past)
+
+
+def sweep(capture, *, execute=False):
+    from reconcile.approval import sweep_unfinished_finalizations
+
+    with capture(execute=execute) as queued:
+        swept = sweep_unfinished_finalizations(older_than_seconds=300, actor=Actor.worker("sweep"))
+    return swept, queued
+
+
+def test_the_sweep_finalizes_a_run_whose_finalize_message_was_lost(approved_run,
+                                                                   django_capture_on_commit_callbacks):
+    _age(approved_run, 600)
+    swept, _queued = sweep(django_capture_on_commit_callbacks, execute=True)
+    assert swept == {"approved": 1, "finalizing": 0}
+    approved_run.refresh_from_db()
+    assert approved_run.status == Run.Status.FINAL
+    event = AuditEvent.objects.get(run=approved_run, action="run.finalize_requeued")
+    assert (event.actor, event.before["status"]) == ("worker:sweep", "approved")
+    assert verify_chain(approved_run).ok
+
+
+def test_the_sweep_completes_a_run_left_finalizing_by_a_killed_worker(approved_run,
+                                                                       django_capture_on_commit_callbacks):
+    finalize_claim = Run.objects.get(pk=approved_run.pk)
+    finalize_claim.transition_to(Run.Status.FINALIZING)
+    finalize_claim.save(update_fields=Run.STATUS_FIELDS)
+    _age(approved_run, 600)
+    swept, _queued = sweep(django_capture_on_commit_callbacks, execute=True)
+    assert swept == {"approved": 0, "finalizing": 1}
+    approved_run.refresh_from_db()
+    assert approved_run.status == Run.Status.FINAL
+    assert Result.objects.filter(run=approved_run).count() == 1
+
+
+def test_the_sweep_leaves_recent_reopened_and_final_runs_alone(approved_run, django_capture_on_commit_callbacks):
+    swept, queued = sweep(django_capture_on_commit_callbacks)  # approved a moment ago: its task may be on its way
+    assert (swept, queued) == ({"approved": 0, "finalizing": 0}, [])
+    _age(approved_run, 600)
+    swept, queued = sweep(django_capture_on_commit_callbacks)
+    assert (swept["approved"], len(queued)) == (1, 1)
+    swept, queued = sweep(django_capture_on_commit_callbacks)  # just re-queued: wait another period
+    assert (swept, queued) == ({"approved": 0, "finalizing": 0}, [])
+    finalize_run(run=approved_run, actor=WORKER)
+    _age(approved_run, 600)
+    assert sweep(django_capture_on_commit_callbacks)[0] == {"approved": 0, "finalizing": 0}
+    assert AuditEvent.objects.filter(run=approved_run, action="run.finalize_requeued").count() == 1
+
+
+def test_the_finalization_sweep_is_on_the_beat_schedule_beside_the_records_sweep(settings):
+    schedule = settings.CELERY_BEAT_SCHEDULE
+    ours = schedule["sweep-unfinished-finalizations"]
+    assert ours["task"] == "reconcile.tasks.sweep_unfinished_finalizations"
+    assert ours["schedule"] == schedule["sweep-stuck-members"]["schedule"]
+    from config.celery import app
+
+    assert "reconcile.tasks.sweep_unfinished_finalizations" in app.tasks
+
+
+def test_a_real_worker_sweep_brings_a_run_left_finalizing_to_final(worker, run_factory, monkeypatch):
+    from reconcile import approval, tasks
+    from tests.conftest import wait_until
+    from tests.reconcile.test_approval import CHEATSHEET_FIELDS, mark_validated, reconcile_rows, store_members
+
+    run = run_factory(**CHEATSHEET_FIELDS)
+    files = corpus_files(CHEATSHEET)
+    reconcile_rows(run, store_members(run, files))
+    mark_validated(run, files)
+    with monkeypatch.context() as patched:
+        patched.setattr(approval, "_queue_finalize", lambda run_pk: None)  # the message is lost
+        approve_run(run=run, note="Checked, then the worker died.", actor=REVIEWER)
+    claimed = Run.objects.get(pk=run.pk)  # a worker claimed it, then was killed before storing the result
+    claimed.transition_to(Run.Status.FINALIZING)
+    claimed.save(update_fields=Run.STATUS_FIELDS)
+    _age(run, 3600)
+
+    tasks.sweep_unfinished_finalizations.delay()
+
+    wait_until(lambda: Run.objects.get(pk=run.pk).status == Run.Status.FINAL, timeout=60)
+    assert Result.objects.filter(run=run).count() == 1
+    actions = list(AuditEvent.objects.filter(run=run).order_by("seq").values_list("action", "actor"))
+    assert ("run.finalize_requeued", "worker:sweep_unfinished_finalizations") in actions
+    assert actions[-1] == ("run.finalized", "worker:finalize_run")
+    assert verify_chain(run).ok
