@@ -154,6 +154,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Runs, member reports, records, mappings, decisions, results and the audit trail.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Two models call their choice field `state`: name each enum after what it describes.
+    "ENUM_NAME_OVERRIDES": {
+        "CanonicalRecordStateEnum": "reconcile.models.CanonicalRecord.State",
+        "DecisionStateEnum": "reconcile.models.Decidable.State",
+    },
 }
 
 # Celery: Redis when REDIS_URL is set, otherwise tasks run in process.

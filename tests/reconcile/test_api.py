@@ -266,3 +266,16 @@ def test_an_outsider_gets_403_and_anonymous_401(run, outsider, anonymous, path):
 
 def test_an_outsider_cannot_decide(run, outsider):
     assert_error(decide(outsider, run, suggestion(run), decision="accept", version=1), 403, "permission_denied")
+
+
+# --- the OpenAPI schema ----------------------------------------------------------------------------
+
+def test_the_openapi_schema_generates_and_validates_without_a_warning(tmp_path):
+    import yaml
+    from django.core.management import call_command
+
+    out = tmp_path / "schema.yml"
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))  # raises on any warning
+    schemas = yaml.safe_load(out.read_text())["components"]["schemas"]
+    assert schemas["DecisionStateEnum"]["enum"] == ["proposed", "accepted", "rejected", "stale"]
+    assert schemas["CanonicalRecordStateEnum"]["enum"] == ["active", "rejected"]
