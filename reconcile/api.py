@@ -94,6 +94,15 @@ def _choice(request, name: str, values) -> str | None:
     return value
 
 
+def _filtered(request, query, filters: dict[str, tuple[list[str], str]]):
+    """`query` narrowed by each query parameter given: {parameter: (allowed values, field lookup)}."""
+    for name, (values, lookup) in filters.items():
+        value = _choice(request, name, values)
+        if value:
+            query = query.filter(**{lookup: value})
+    return query
+
+
 def _refusal(error: services.ProposalError | services.StateConflict, serializer_class=None) -> ApiError:
     """A service's refusal as the API error: a state conflict is 409 (a stale version hands back the
     item as it is now), bad input 400."""
@@ -139,12 +148,8 @@ class CanonicalRecordListView(generics.ListAPIView):
         kind = self.request.query_params.get("kind")
         if kind:
             records = records.filter(kind=kind)
-        state = _choice(self.request, "state", CanonicalRecord.State.values)
-        if state:
-            records = records.filter(state=state)
-        origin = _choice(self.request, "origin", CanonicalRecord.Origin.values)
-        if origin:
-            records = records.filter(origin=origin)
+        records = _filtered(self.request, records, {"state": (CanonicalRecord.State.values, "state"),
+                                                    "origin": (CanonicalRecord.Origin.values, "origin")})
         return records.order_by("kind", F("number").asc(nulls_last=True), "canonical_id")
 
     def get_serializer_context(self):
@@ -174,16 +179,9 @@ class MappingListCreateView(generics.ListCreateAPIView):
 
     def get_queryset(self):
         run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
-        mappings = _mappings(run)
-        state = _choice(self.request, "state", Mapping.State.values)
-        if state:
-            mappings = mappings.filter(state=state)
-        origin = _choice(self.request, "origin", Mapping.Origin.values)
-        if origin:
-            mappings = mappings.filter(origin=origin)
-        member = _choice(self.request, "member", Role.values)
-        if member:
-            mappings = mappings.filter(source_record__member_version__member__role=member)
+        mappings = _filtered(self.request, _mappings(run), {
+            "state": (Mapping.State.values, "state"), "origin": (Mapping.Origin.values, "origin"),
+            "member": (Role.values, "source_record__member_version__member__role")})
         return mappings.order_by("source", "id")
 
     @extend_schema(summary="Propose a mapping (an identical open proposal is answered 200, not made twice)",
@@ -243,13 +241,9 @@ class IssueListView(generics.ListAPIView):
 
     def get_queryset(self):
         run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
-        decisions = _issue_decisions(run)
-        state = _choice(self.request, "state", IssueDecision.State.values)
-        if state:
-            decisions = decisions.filter(state=state)
-        member = _choice(self.request, "member", Role.values)
-        if member:
-            decisions = decisions.filter(issue__member_version__member__role=member)
+        decisions = _filtered(self.request, _issue_decisions(run), {
+            "state": (IssueDecision.State.values, "state"),
+            "member": (Role.values, "issue__member_version__member__role")})
         return decisions.order_by("issue__member_version__member__role", "issue__index")
 
 

@@ -200,6 +200,16 @@ def _resolve_target(run: Run, target: str) -> str:
     return _resolver(run)(target) if target else target
 
 
+def _insert_once(row) -> bool:
+    """Insert `row`; False when a unique constraint says it (or what it stands for) exists already."""
+    try:
+        with transaction.atomic():
+            row.save(force_insert=True)
+    except IntegrityError:
+        return False
+    return True
+
+
 def _raise_counter(run: Run, kind: str, number: int) -> None:
     counter, _ = KindCounter.objects.get_or_create(run=run, kind=kind)
     KindCounter.objects.filter(pk=counter.pk, last_number__lt=number).update(last_number=number)
@@ -301,10 +311,7 @@ def _seed_canonical(run: Run, versions: dict[str, MemberVersion], summary: SyncS
             created = CanonicalRecord(run=run, canonical_id=canonical_id, kind=record.kind, number=number,
                                       label=record.label, text=record.text, origin=origin,
                                       source_record_id=record.record_id)
-            try:
-                with transaction.atomic():
-                    created.save(force_insert=True)
-            except IntegrityError:
+            if not _insert_once(created):
                 summary.conflicts.append(f"{canonical_id} from {record.record_id}: number already allocated")
                 continue
             existing[canonical_id] = created
@@ -532,12 +539,8 @@ def _statement_mappings(run: Run, versions: dict[str, MemberVersion], summary: S
         if (mapping.origin, mapping.origin_key) in have:
             continue
         have.add((mapping.origin, mapping.origin_key))
-        try:
-            with transaction.atomic():
-                mapping.save(force_insert=True)
-        except IntegrityError:
-            continue
-        summary.mappings_created += 1
+        if _insert_once(mapping):
+            summary.mappings_created += 1
 
 
 def _suggest_mappings(run: Run, versions: dict[str, MemberVersion], summary: SyncSummary) -> None:
@@ -566,12 +569,8 @@ def _suggest_mappings(run: Run, versions: dict[str, MemberVersion], summary: Syn
         mapping = Mapping(run=run, source=record.record_id, source_record=record, relation=suggestion.relation,
                           target=suggestion.target, origin=Mapping.Origin.SUGGESTED, score=suggestion.score,
                           reason=suggestion.reason, proposed_by=APP_PROPOSER, origin_key=record.record_id)
-        try:
-            with transaction.atomic():
-                mapping.save(force_insert=True)
-        except IntegrityError:
-            continue
-        summary.suggestions_created += 1
+        if _insert_once(mapping):
+            summary.suggestions_created += 1
 
 
 def _create_issue_decisions(run: Run, versions: dict[str, MemberVersion], summary: SyncSummary) -> None:
@@ -713,6 +712,14 @@ def _claim(model, item, expected_version: int | None, **values) -> None:
         raise StaleVersion(_fresh(model, item.pk))
 
 
+def _read_for_decision(model, pk: int, expected_version: int | None, decision: str):
+    """The item as it is now and the state `decision` leads to; StaleVersion or InvalidDecision otherwise."""
+    current = _fresh(model, pk)
+    if expected_version is None or current.version != expected_version:
+        raise StaleVersion(current)
+    return current, _check_transition(current, decision)
+
+
 def _fresh(model, pk):
     query = model.objects.all()
     if model is Mapping:
@@ -752,11 +759,8 @@ def _allocate(run: Run, mapping: Mapping, explicit: str) -> tuple[CanonicalRecor
                                 f"or give the new record another ID", "target")
     created = CanonicalRecord(run=run, canonical_id=canonical_id, kind=kind, number=number, label=label, text=text,
                               origin=CanonicalRecord.Origin.MAPPING, source_record_id=mapping.source)
-    try:
-        with transaction.atomic():
-            created.save(force_insert=True)
-    except IntegrityError:
-        raise ProposalError(f"{canonical_id} is already taken; give a free ID", "target") from None
+    if not _insert_once(created):
+        raise ProposalError(f"{canonical_id} is already taken; give a free ID", "target")
     return created, True
 
 
@@ -769,10 +773,7 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
     run = mapping.run
     with transaction.atomic():
         _ensure_open(run)
-        current = _fresh(Mapping, mapping.pk)
-        if expected_version is None or current.version != expected_version:
-            raise StaleVersion(current)
-        new_state = _check_transition(current, decision)
+        current, new_state = _read_for_decision(Mapping, mapping.pk, expected_version, decision)
         before = mapping_snapshot(current)
         extra: dict[str, Any] = {}
         record = current.source_record
@@ -841,10 +842,7 @@ def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str
     run = issue_decision.run
     with transaction.atomic():
         _ensure_open(run)
-        current = _fresh(IssueDecision, issue_decision.pk)
-        if expected_version is None or current.version != expected_version:
-            raise StaleVersion(current)
-        new_state = _check_transition(current, decision)
+        current, new_state = _read_for_decision(IssueDecision, issue_decision.pk, expected_version, decision)
         before = issue_snapshot(current)
         if decision == REOPEN:
             values = dict(state=new_state, rationale=rationale, decided_by="", decided_at=None,
