@@ -22,9 +22,11 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Q
 from django.http import HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.template.defaultfilters import date as format_date
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timezone import template_localtime
 from django.views.decorators.http import require_GET, require_POST
@@ -202,6 +204,12 @@ def _actions(run: Run, url_name: str, query: str):
     return lambda pk: f"{stem}{pk}/{suffix}"
 
 
+def _csrf_input(request) -> SafeString:
+    """The hidden CSRF field of every row's form, rendered once per response: `{% csrf_token %}`
+    in the row template cost 20 µs a row, a fifth of the row's rendering."""
+    return format_html('<input type="hidden" name="csrfmiddlewaretoken" value="{}">', get_token(request))
+
+
 def _would_be_id(mapping: Mapping, next_numbers: dict[str, int]) -> str:
     """The canonical ID accepting a `new` mapping would allocate (DESIGN.md §2)."""
     if mapping.target:
@@ -363,6 +371,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         "targets_by_kind": _targets_by_kind(canonicals, kinds_present),
         "progress": _progress(run),
         "can_decide": has_any_role(request.user, DECIDE),
+        "csrf_input": _csrf_input(request),
         "query": query,
         "bulk_form": BulkAcceptForm(initial={"min_score": 0.9}),
     }
@@ -498,7 +507,8 @@ def _row_response(request, run: Run, partial: str, row, status: int) -> HttpResp
     row.action = _actions(run, url_name, _kept_query(request.GET))(row.mapping.pk if partial == "pair-swap"
                                                                      else row.issue.pk)
     context = {"run": run, "row": row.display() if partial == "pair-swap" else row, "progress": _progress(run),
-               "can_decide": True, "query": _kept_query(request.GET), "oob": True}
+               "can_decide": True, "csrf_input": _csrf_input(request), "query": _kept_query(request.GET),
+               "oob": True}
     return render(request, f"reconcile/run_reconcile.html#{partial}", context, status=status)
 
 

@@ -170,6 +170,28 @@ def test_it_redirects_a_plain_post_back_to_the_page_with_a_message(client, revie
     assert mapping.state == "rejected" and mapping.rationale == "different things"
 
 
+def test_every_row_form_carries_the_csrf_field_a_browser_without_javascript_posts(reviewer, small_run):
+    import re
+
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(reviewer.user)
+    body = browser.get(page(small_run, member="memory")).content.decode()
+    forms = re.findall(r'<form method="post" action="([^"]+decide/[^"]*)"[^>]*>(<input [^>]+>)', body)
+    assert len(forms) == 6 + 4  # six mapping rows and four issues
+    assert all('name="csrfmiddlewaretoken"' in field for _, field in forms)
+    action, field = forms[0]
+    token = re.search(r'value="([^"]+)"', field).group(1)
+    version = re.search(rf'action="{re.escape(action)}".*?name="version" value="(\d+)"', body, re.S).group(1)
+    response = browser.post(action.replace("&amp;", "&"), {"csrfmiddlewaretoken": token, "decision": "accept",
+                                                           "version": version})
+    assert response.status_code == 302  # not 403: the token is good
+    swap = browser.post(action.replace("&amp;", "&"), {"csrfmiddlewaretoken": token, "decision": "reopen",
+                                                       "version": int(version) + 1}, HTTP_HX_REQUEST="true")
+    assert swap.status_code == 200 and 'name="csrfmiddlewaretoken"' in swap.content.decode()
+
+
 def test_it_allocates_the_canonical_id_when_a_new_mapping_is_accepted(client, reviewer, small_run):
     mapping = new_mapping(small_run)
     client.force_login(reviewer.user)
