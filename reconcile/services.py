@@ -97,15 +97,15 @@ class InvalidDecision(StateConflict):
         super().__init__(message, "decision")
 
 
-class TargetNotSettled(StateConflict):
-    """The target is a member record that has not entered the shared set yet (no accepted same or new
-    mapping of its own); it can be the target once it has."""
+class TargetNotSettled(InvalidDecision):
+    """Accepting waits for another decision: the target is a member record that has not entered the
+    shared set yet (no accepted same or new mapping of its own); it can be the target once it has."""
 
     code = "target_not_settled"
 
     def __init__(self, target: str):
-        super().__init__(f"{target} is a member record, not yet a canonical record of the run: "
-                         f"accept {target}'s own mapping first", "target")
+        StateConflict.__init__(self, f"{target} is a member record, not yet a canonical record of the run: "
+                                     f"accept {target}'s own mapping first", "target")
 
 
 class StaleVersion(StateConflict):

@@ -406,6 +406,7 @@ def test_a_supersedes_target_still_a_member_record_waits_for_that_records_own_ma
     with pytest.raises(services.TargetNotSettled) as refused:
         accept(amendment)
     assert str(refused.value).endswith("accept MEM-OBJ-2's own mapping first")
+    assert isinstance(refused.value, InvalidDecision)  # a 409 wherever decisions are shown
     amendment.refresh_from_db()
     assert (amendment.state, amendment.version) == ("proposed", 1)
 
