@@ -27,7 +27,7 @@ from django.utils import timezone
 from records.ids import parse_id
 from records.models import IntegrationIssue, MemberReport, MemberVersion, Record, Role
 from records.parsing import parse_report
-from reviews.audit import Actor, record_event
+from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run, TransitionError
 
 from . import suggestions
@@ -258,8 +258,8 @@ def sync_run(*, run: Run, actor: Actor) -> SyncSummary:
     member versions. Idempotent: a second call with nothing new changes nothing and audits nothing."""
     summary = SyncSummary()
     with transaction.atomic():
-        # One sync per run at a time; decisions do not take this lock (they use row versions).
-        locked = Run.objects.select_for_update().get(pk=run.pk)
+        # One writer per run at a time: sync and decisions take the run's row lock first.
+        locked = lock_run(run)
         if locked.status in LOCKED_STATUSES:
             summary.skipped = f"run is {locked.status}"
             return summary
@@ -584,7 +584,10 @@ def _create_issue_decisions(run: Run, versions: dict[str, MemberVersion], summar
 # --- proposals -----------------------------------------------------------------------------------
 
 def _ensure_open(run: Run) -> None:
-    status = Run.objects.filter(pk=run.pk).values_list("status", flat=True).get()
+    """Take the run's row lock (first, as every writer of a run does: see reviews.audit.lock_run) and
+    refuse while the run is approved or later. Holding it also keeps approval from slipping in
+    between a decision's check and its write."""
+    status = lock_run(run).status
     if status in LOCKED_STATUSES:
         raise RunLocked(f"run {run.run_id} is {status}: reopen it before changing its reconciliation")
 
@@ -651,28 +654,29 @@ def propose_mapping(*, run: Run, source: str, relation: str, target: str | None,
         raise ProposalError(f"relation must be one of {', '.join(Mapping.Relation.values)}", "relation")
     if parse_id(source) is None or _kind_of(source) == "SRC":
         raise ProposalError(f"source {source!r} is not a record ID (e.g. MEM-OBJ-1)", "source")
-    _ensure_open(run)
-    record = current_declaration(run, source)
-    if record is None and not Mapping.objects.filter(run=run, origin=Mapping.Origin.RESULT, source=source).exists():
-        raise ProposalError(f"{source} is not declared by a current member report of run {run.run_id}", "source")
-    _check_target(run, source=source, kind=record.kind if record else _kind_of(source), relation=relation,
-                  target=target)
-    existing = _open_proposal(run, source, relation, target)
-    if existing is not None:
-        return existing, False
-    try:
-        with transaction.atomic():
-            mapping = Mapping.objects.create(run=run, source=source, source_record=record, relation=relation,
-                                             target=target, origin=Mapping.Origin.AGENT, proposed_by=actor.label)
-            record_event(run=run, actor=actor, action="mapping.proposed", object_type="mapping",
-                         object_id=mapping.pk,
-                         after=mapping_snapshot(mapping) | {"member": record.member_version.member.role if record else None})
-    except IntegrityError:
-        existing = _open_proposal(run, source, relation, target)  # a concurrent identical proposal won
-        if existing is None:
-            raise
-        return existing, False
-    return mapping, True
+    with transaction.atomic():
+        _ensure_open(run)
+        record = current_declaration(run, source)
+        if record is None and not Mapping.objects.filter(run=run, origin=Mapping.Origin.RESULT, source=source).exists():
+            raise ProposalError(f"{source} is not declared by a current member report of run {run.run_id}", "source")
+        _check_target(run, source=source, kind=record.kind if record else _kind_of(source), relation=relation,
+                      target=target)
+        existing = _open_proposal(run, source, relation, target)
+        if existing is not None:
+            return existing, False
+        try:
+            with transaction.atomic():
+                mapping = Mapping.objects.create(run=run, source=source, source_record=record, relation=relation,
+                                                 target=target, origin=Mapping.Origin.AGENT, proposed_by=actor.label)
+                record_event(run=run, actor=actor, action="mapping.proposed", object_type="mapping",
+                             object_id=mapping.pk,
+                             after=mapping_snapshot(mapping) | {"member": record.member_version.member.role if record else None})
+        except IntegrityError:
+            existing = _open_proposal(run, source, relation, target)  # a concurrent identical proposal won
+            if existing is None:
+                raise
+            return existing, False
+        return mapping, True
 
 
 # --- decisions -----------------------------------------------------------------------------------
@@ -863,19 +867,20 @@ def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str
 
 def bulk_accept_suggestions(*, run: Run, min_score: float, actor: Actor, rationale: str) -> int:
     """Accept every open suggestion scoring at least `min_score`, each audited; return how many."""
-    _ensure_open(run)
-    pending = (Mapping.objects.filter(run=run, origin=Mapping.Origin.SUGGESTED, state=State.PROPOSED,
-                                      score__gte=min_score).order_by("pk"))
-    accepted = 0
-    for mapping in pending:
-        try:
-            decide_mapping(mapping=mapping, decision=ACCEPT, rationale=rationale, actor=actor,
-                           expected_version=mapping.version)
-        except RunLocked:
-            raise
-        except (StateConflict, ProposalError):
-            continue  # someone decided it meanwhile, or its target no longer fits: leave it to a human
-        accepted += 1
+    with transaction.atomic():
+        _ensure_open(run)
+        pending = (Mapping.objects.filter(run=run, origin=Mapping.Origin.SUGGESTED, state=State.PROPOSED,
+                                          score__gte=min_score).order_by("pk"))
+        accepted = 0
+        for mapping in pending:
+            try:
+                decide_mapping(mapping=mapping, decision=ACCEPT, rationale=rationale, actor=actor,
+                               expected_version=mapping.version)
+            except RunLocked:
+                raise
+            except (StateConflict, ProposalError):
+                continue  # someone decided it meanwhile, or its target no longer fits: leave it to a human
+            accepted += 1
     return accepted
 
 

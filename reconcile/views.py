@@ -533,7 +533,7 @@ def decide_mapping(request, run_id: str, mapping_id: int):
         except services.StaleVersion as stale:
             mapping = stale.current
             status, message, message_class = 409, STALE_MESSAGE, "stale"
-        except (services.RunLocked, services.InvalidDecision) as error:
+        except services.StateConflict as error:
             status, message, message_class = 409, str(error), "error"
         except services.ProposalError as error:
             status, message, message_class = 400, str(error), "error"
@@ -566,7 +566,7 @@ def decide_issue(request, run_id: str, issue_id: int):
         except services.StaleVersion as stale:
             decision = stale.current
             status, message, message_class = 409, STALE_MESSAGE, "stale"
-        except (services.RunLocked, services.InvalidDecision) as error:
+        except services.StateConflict as error:
             status, message, message_class = 409, str(error), "error"
         except services.ProposalError as error:
             status, message, message_class = 400, str(error), "error"
@@ -592,7 +592,7 @@ def bulk_accept(request, run_id: str):
             run=run, min_score=form.cleaned_data["min_score"], actor=Actor.for_request(request),
             rationale=form.rationale_or_default(),
         )
-    except services.ProposalError as error:
+    except (services.StateConflict, services.ProposalError) as error:
         messages.error(request, str(error))
         return redirect(_back_to_page(run, request))
     messages.success(request, f"Accepted {accepted} suggestion{'s' if accepted != 1 else ''} "

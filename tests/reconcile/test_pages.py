@@ -5,7 +5,7 @@ from records.models import Record
 from reconcile import services
 from reconcile.models import CanonicalRecord, IssueDecision, Mapping
 from reviews.audit import Actor
-from reviews.models import AuditEvent
+from reviews.models import AuditEvent, Run
 from tests.reconcile.page_factories import (
     build_reconcile_run, canonical_from, declaration, issues, make_member, make_run, suggestion,
 )
@@ -360,3 +360,12 @@ def test_it_lists_mapping_statements_without_a_member_record_under_their_own_ent
     assert statements.count('class="pair state-') == 1
     assert "<code>MEM-OBJ-1</code>" in statements and "a proposal kept outside the run" in statements
     assert "<code>RT-OBJ-slotb</code>" in statements
+
+
+def test_it_tells_a_bulk_accept_on_an_approved_run_to_reopen_it_first(client, reviewer, small_run):
+    Run.objects.filter(pk=small_run.pk).update(status=Run.Status.APPROVED)
+    client.force_login(reviewer.user)
+    response = client.post(f"/runs/{small_run.run_id}/reconcile/bulk-accept/", {"min_score": "0.5"}, follow=True)
+    assert response.status_code == 200
+    assert "reopen it before changing its reconciliation" in response.content.decode()
+    assert not Mapping.objects.filter(run=small_run, state="accepted").exists()
