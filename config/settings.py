@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
     "reviews",
@@ -154,6 +155,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Runs, member reports, records, mappings, decisions, results and the audit trail.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI's files come from our own static files, not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # Two models call their choice field `state`: name each enum after what it describes.
     "ENUM_NAME_OVERRIDES": {
         "CanonicalRecordStateEnum": "reconcile.models.CanonicalRecord.State",

@@ -116,3 +116,9 @@ def test_it_guards_run_status_transitions(run_factory):
 
 def test_whoami_names_the_token_and_its_roles(agent):
     assert agent.get("/api/whoami/").json() == {"username": "agent-1", "roles": ["agent"], "token": "agent-1"}
+
+
+def test_the_api_docs_load_their_assets_from_our_own_static_files(client):
+    body = client.get("/api/docs/").content.decode()
+    assert "/static/drf_spectacular_sidecar/" in body
+    assert "cdn." not in body and "https://" not in body.split("<body", 1)[0]
