@@ -53,6 +53,9 @@ ROLE_BY_FILENAME = {
     "memory-profile.md": "memory-profile",
     "synthesis.md": "synthesis",
     "result.md": "result",
+    # How an exported run names an imported finished result, so that it cannot collide
+    # with the export's own result.md (see member_filename).
+    "imported-result.md": "result",
 }
 _VERIFICATION_RE = re.compile(r"^verification[A-Za-z0-9._-]*\.md$")
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
@@ -119,7 +122,12 @@ def manifest_sha256(text: str) -> str:
 
 
 def member_filename(role: str) -> str:
-    return f"{role}.md"
+    """A member's file name in run manifests and exports: `<role>.md`.
+
+    A `result` member (a finished result imported as the run's input, like seed 000) is
+    `imported-result.md`: in an export, `result.md` is the run's own final result.
+    """
+    return "imported-result.md" if role == "result" else f"{role}.md"
 
 
 def role_for_filename(name: str) -> str | None:

@@ -131,3 +131,34 @@ def test_verify_bundle_refuses_a_missing_file_clearly(tmp_path):
     with pytest.raises(CommandError) as failed:
         call_command("verify_bundle", str(tmp_path / "nowhere.zip"))
     assert "nowhere.zip: cannot read" in str(failed.value)
+
+
+@pytest.mark.django_db
+def test_a_run_that_imported_a_finished_result_exports_it_beside_its_own_result(run_factory,
+                                                                               django_capture_on_commit_callbacks):
+    """Seed 000 is a result uploaded as the run's input: it must not collide with the run's own result.md."""
+    from records.services import import_bundle, ingest_member_report
+    from reconcile.models import Mapping
+    from reconcile.services import decide_mapping
+    from tests.conftest import seed_bytes
+
+    seed = seed_bytes("000")
+    run = run_factory(run_id="AAS-2026-09-25-supermemory-02")
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest_member_report(run=run, role="result", filename="000.txt", content=seed, actor=REVIEWER)
+    for mapping in Mapping.objects.filter(run=run):
+        decide_mapping(mapping=mapping, decision="accept", rationale="as stated", actor=REVIEWER,
+                       expected_version=mapping.version)
+    run.refresh_from_db()
+    with django_capture_on_commit_callbacks(execute=False):
+        approve_run(run=run, note="Checked the five mappings.", actor=REVIEWER)
+    finalize_run(run=run, actor=Actor.worker("finalize_run"))
+
+    archive = export_bundle(run=run)
+    files = read_archive(archive, max_bytes=50 * 1024 * 1024)
+    assert files["imported-result.md"] == seed
+    assert files["result.md"] == Result.objects.get(run=run).markdown.encode("utf-8")
+    assert verify_export(archive) == []
+    again = run_factory(run_id="AAS-2026-09-25-supermemory-03")
+    imported = import_bundle(run=again, archive=archive, actor=REVIEWER)
+    assert [(v.member.role, bytes(v.content) == seed) for v, _ in imported] == [("result", True)]
