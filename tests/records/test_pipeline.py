@@ -225,3 +225,26 @@ def test_the_sweep_command_and_the_beat_task_requeue_stuck_parses(run_factory, d
     assert version.status == MemberVersion.Status.VALIDATED
     assert tasks.sweep_stuck_members.apply().get() == {"versions": 0, "runs": 0}
     assert AuditEvent.objects.get(run=run, action="member.requeued").actor == "command:sweep_stuck_members"
+
+
+@pytest.mark.django_db
+def test_an_upload_through_the_api_succeeds_with_the_real_broker_unreachable(
+        agent, run_factory, django_capture_on_commit_callbacks, caplog):
+    """No mock: the Celery app is pointed at a closed port, as when Redis is down."""
+    from config.celery import app
+
+    run = run_factory()
+    saved = (app.conf.broker_url, app.conf.task_always_eager)
+    app.conf.broker_url, app.conf.task_always_eager = "redis://127.0.0.1:1/0", False
+    app._pool = None  # drop pooled connections to the real broker
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = agent.post(f"/api/runs/{run.run_id}/members/",
+                                  {"role": "memory", "content": "# Memory report\n\nText.\n"}, format="json")
+    finally:
+        app.conf.broker_url, app.conf.task_always_eager = saved
+        app._pool = None
+    assert response.status_code == 201, response.content
+    version = MemberVersion.objects.get(member__run=run)
+    assert version.status == MemberVersion.Status.RECEIVED  # kept, waiting for the sweep
+    assert "could not queue records.tasks.parse_member_version" in caplog.text
