@@ -236,14 +236,14 @@ def test_an_upload_through_the_api_succeeds_with_the_real_broker_unreachable(
     run = run_factory()
     saved = (app.conf.broker_url, app.conf.task_always_eager)
     app.conf.broker_url, app.conf.task_always_eager = "redis://127.0.0.1:1/0", False
-    app._pool = None  # drop pooled connections to the real broker
+    app._pool = app.amqp._producer_pool = None  # drop pooled connections to the real broker
     try:
         with django_capture_on_commit_callbacks(execute=True):
             response = agent.post(f"/api/runs/{run.run_id}/members/",
                                   {"role": "memory", "content": "# Memory report\n\nText.\n"}, format="json")
     finally:
         app.conf.broker_url, app.conf.task_always_eager = saved
-        app._pool = None
+        app._pool = app.amqp._producer_pool = None
     assert response.status_code == 201, response.content
     version = MemberVersion.objects.get(member__run=run)
     assert version.status == MemberVersion.Status.RECEIVED  # kept, waiting for the sweep
