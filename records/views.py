@@ -116,5 +116,5 @@ def member_detail(request, run_id: str, member_id: str):
     return render(request, "records/member_detail.html", {
         "run": run, "member": member, "version": version, "versions": versions, "groups": groups,
         "annotations": annotations, "issues": issues, "findings": findings, "full_text": full_text,
-        "counts": full_counts(version.counts),
+        "counts": [(name.replace("_", " "), value) for name, value in full_counts(version.counts).items()],
     })
