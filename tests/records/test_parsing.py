@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from records.parsing import parse_report, parse_report_strict
 
-SHARED = Path("/work/shared")
+SHARED = Path(__file__).resolve().parents[3] / "shared"  # the shared/ folder beside the checkout
 SEEDS = SHARED / "seeds"
 CORPUS = SHARED / "corpus"
 

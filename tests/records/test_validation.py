@@ -37,7 +37,7 @@ from records.validation import (
 
 COMMIT = "5cfe3c37e8e52b1d858d0f3df46e7f17c50991b9"
 RUN = RunFacts(run_id="AAS-2026-10-02-example-01", reviewed_boundary=COMMIT)
-SHARED = Path("/work/shared")
+SHARED = Path(__file__).resolve().parents[3] / "shared"  # the shared/ folder beside the checkout
 ROUTE_FIELDS = (
     "Immediate return",
     "Later read-back",
