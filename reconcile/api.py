@@ -18,7 +18,7 @@ from reviews.api_errors import ApiError, Conflict
 from reviews.audit import Actor
 
 from . import services
-from .models import CanonicalRecord, IssueDecision, Mapping
+from .models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 
 
 # --- serializers ---------------------------------------------------------------------------------
@@ -56,6 +56,21 @@ class IssueDecisionSerializer(serializers.ModelSerializer):
                   "decided_member_sha256", "decided_content_sha256"]
 
 
+class AmendmentDecisionSerializer(serializers.ModelSerializer):
+    """One amendment or unresolved conflict of a current member version, with its decision. `mapping` is
+    the supersedes mapping that decides a supersession (the amendment follows it), else null."""
+
+    member = serializers.CharField(source="member_version.member.role")
+    member_version = serializers.IntegerField(source="member_version.version")
+    mapping = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = AmendmentDecision
+        fields = ["id", "kind", "member", "member_version", "index", "line", "text", "references", "content_sha256",
+                  "mapping", "state", "version", "rationale", "decided_by", "decided_at",
+                  "decided_member_sha256", "decided_content_sha256"]
+
+
 class CanonicalRecordSerializer(serializers.ModelSerializer):
     members = serializers.SerializerMethodField()
 
@@ -78,6 +93,13 @@ class DecisionSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=services.DECISIONS)
     rationale = serializers.CharField(allow_blank=True, required=False, default="")
     # Missing is a stale read, not bad input: the 409 hands back the current version.
+    version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    target = serializers.CharField(max_length=120, allow_blank=True, allow_null=True, required=False, default=None)
+
+
+class AmendmentDecisionRequestSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=services.AMENDMENT_DECISIONS)
+    rationale = serializers.CharField(allow_blank=True, required=False, default="")
     version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
     target = serializers.CharField(max_length=120, allow_blank=True, allow_null=True, required=False, default=None)
 
@@ -127,6 +149,12 @@ def _issue_decisions(run):
             .select_related("issue__member_version__member")
             .defer("issue__member_version__content", "issue__member_version__parsed",
                    "issue__member_version__front_matter"))
+
+
+def _amendment_decisions(run):
+    return (services.current_amendment_decisions(run)
+            .select_related("member_version__member")
+            .defer("member_version__content", "member_version__parsed", "member_version__front_matter"))
 
 
 # --- views ---------------------------------------------------------------------------------------
@@ -264,6 +292,48 @@ class IssueDecisionView(_DecisionView):
                                          rationale=data["rationale"], actor=actor, expected_version=data["version"])
 
         return Response(IssueDecisionSerializer(self.decide(request, decide)).data)
+
+
+class AmendmentListView(generics.ListAPIView):
+    """Amendments and unresolved conflicts of the current member versions with their decision state."""
+
+    serializer_class = AmendmentDecisionSerializer
+
+    @extend_schema(summary="Amendments and unresolved conflicts with their decision state", parameters=[
+        OpenApiParameter("state", str, enum=list(AmendmentDecision.State.values)),
+        OpenApiParameter("kind", str, enum=list(AmendmentDecision.Kind.values)),
+        OpenApiParameter("member", str, enum=list(Role.values))])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
+        decisions = _filtered(self.request, _amendment_decisions(run), {
+            "state": (AmendmentDecision.State.values, "state"), "kind": (AmendmentDecision.Kind.values, "kind"),
+            "member": (Role.values, "member_version__member__role")})
+        return decisions.order_by("member_version__member__role", "index")
+
+
+class AmendmentDecisionView(APIView):
+    @extend_schema(summary="Accept, reject, carry into Limitations or reopen an amendment or unresolved conflict "
+                           "(reviewers; a supersession is decided through its mapping)",
+                   request=AmendmentDecisionRequestSerializer,
+                   responses={200: AmendmentDecisionSerializer, 409: OpenApiTypes.OBJECT})
+    def post(self, request, run_id: str, amendment_id: int):
+        run = get_run_for(request, run_id, DECIDE, "amendment.decide")
+        item = get_object_or_404(AmendmentDecision.objects.select_related("run"), run=run, pk=amendment_id)
+        decision = AmendmentDecisionRequestSerializer(data=request.data)
+        decision.is_valid(raise_exception=True)
+        data = decision.validated_data
+        if data["target"]:
+            raise ApiError("target: an amendment has no target; a supersession's target is its mapping's",
+                           code="invalid", details={"field": "target"})
+        try:
+            item = services.decide_amendment(amendment=item, decision=data["decision"], rationale=data["rationale"],
+                                             actor=Actor.for_request(request), expected_version=data["version"])
+        except (services.StateConflict, services.ProposalError) as error:
+            raise _refusal(error, AmendmentDecisionSerializer) from None
+        return Response(AmendmentDecisionSerializer(_amendment_decisions(run).get(pk=item.pk)).data)
 
 
 class ProgressView(APIView):

@@ -11,6 +11,9 @@ urlpatterns = [
     path("runs/<str:run_id>/integration-issues/", api.IssueListView.as_view(), name="api-issue-decisions"),
     path("runs/<str:run_id>/integration-issues/<int:decision_id>/decision/", api.IssueDecisionView.as_view(),
          name="api-issue-decision"),
+    path("runs/<str:run_id>/amendments/", api.AmendmentListView.as_view(), name="api-amendments"),
+    path("runs/<str:run_id>/amendments/<int:amendment_id>/decision/", api.AmendmentDecisionView.as_view(),
+         name="api-amendment-decision"),
     path("runs/<str:run_id>/progress/", api.ProgressView.as_view(), name="api-decision-progress"),
 ]
 

@@ -31,6 +31,7 @@ from reviews.models import AuditEvent, Run
 
 from . import bundles, rendering
 from . import services as reconcile_services
+from .models import AmendmentDecision as AmendmentDecisionRow
 from .models import Approval, CanonicalRecord, Mapping, Result
 from .models import IssueDecision as IssueDecisionRow
 
@@ -159,7 +160,30 @@ def approval_blockers(run: Run) -> list[str]:
             + _first(open_issues)
             + "."
         )
+    open_amendments = _open_amendments(versions)
+    if open_amendments:
+        blockers.append(
+            f"{len(open_amendments)} amendment{'s' if len(open_amendments) != 1 else ''} or unresolved "
+            f"conflict{'s' if len(open_amendments) != 1 else ''} undecided: " + _first(open_amendments) + "."
+        )
     return blockers
+
+
+def _open_amendments(versions: list[MemberVersion]) -> list[str]:
+    """Each paragraph of the current versions whose decision is open, stale or not made yet (read from
+    the stored paragraphs, so a version sync has not reached yet blocks too)."""
+    rows = {(r.member_version_id, r.index): r for r in AmendmentDecisionRow.objects.filter(member_version__in=versions)}
+    found = []
+    for version in versions:
+        for index, paragraph in enumerate(reconcile_services.stated_paragraphs(version), start=1):
+            row = rows.get((version.pk, index))
+            if row is None or row.is_open or row.content_sha256 != reconcile_services.amendment_sha256(
+                    paragraph["kind"], paragraph["text"]):
+                label = "conflict" if paragraph["kind"] == AmendmentDecisionRow.Kind.UNRESOLVED_CONFLICT else "amendment"
+                state = ("not yet synced" if row is None else row.state if row.is_open
+                         else "text changed since its decision")
+                found.append(f"{version.member.role} {label} at line {paragraph['line']} ({state})")
+    return found
 
 
 # --- approval and reopening -------------------------------------------------
@@ -488,7 +512,7 @@ def _declaration_body(members: list[_Member], record_id: str) -> str | None:
 
 
 def _decision_word(state: str) -> str:
-    return {"accepted": "accept", "rejected": "reject"}.get(state, state)
+    return {"accepted": "accept", "rejected": "reject", "carried": "carry"}.get(state, state)
 
 
 def gather_result_input(
@@ -562,27 +586,7 @@ def gather_result_input(
                 rationale=c.rationale,
             ))
 
-    amendments, conflicts = [], []
-    supersessions = [m for m in mappings if m.relation == Mapping.Relation.SUPERSEDES]
-    resolve = partial(reconcile_services.resolve_stated_id, canonical_ids={c.canonical_id for c in canonical},
-                      accepted_targets=reconcile_services.accepted_targets(accepted))
-    for member in members:
-        for amendment in member.report.amendments:
-            if amendment.kind == "unresolved-conflict":
-                conflicts.append(amendment.text)
-                continue
-            decided = _amendment_decisions(amendment.text, supersessions, resolve)
-            if not decided:
-                amendments.append(rendering.AmendmentDecision(
-                    text=amendment.text, decision="carried",
-                    rationale=f"stated in {member.name}, which the approval covers; no separate decision recorded",
-                ))
-                continue
-            rejected_any = any(m.state == Mapping.State.REJECTED for m in decided)
-            amendments.append(rendering.AmendmentDecision(
-                text=amendment.text, decision="reject" if rejected_any else "accept",
-                rationale="; ".join(dict.fromkeys(m.rationale.strip() for m in decided if m.rationale.strip())),
-            ))
+    amendments, conflicts = _amendment_entries(members)
 
     fronts = [m.report.front_matter for m in members if isinstance(m.report.front_matter, dict)]
     disposition = next((f.get("result-disposition") for f in fronts
@@ -605,7 +609,7 @@ def gather_result_input(
                 f"SHA-256 of every stored member version recomputed and matched ({len(members)} members)",
                 "run manifest recomputed from the stored member bytes and matched the approved manifest",
                 "record contract (DESIGN §6) re-validated on freshly parsed member bytes, per member and across the set",
-                "every mapping and integration issue decided before approval",
+                "every mapping, integration issue, amendment and unresolved conflict decided before approval",
             ),
         ),
         memory_comparison=_plain_json(profile),
@@ -621,23 +625,27 @@ def gather_result_input(
     )
 
 
-def _amendment_decisions(text: str, supersessions: list[Mapping], resolve) -> list[Mapping]:
-    """The decided supersedes mappings an `X is superseded by Y[ and Z]` amendment states, one per pair.
-
-    The amendment is read as sync reads it (`superseded_pairs`); a pair's mapping is the one sync
-    derived from it (same `origin_key`), else one with the same source whose target is the stated ID
-    or what it resolves to (`RT-RTE-7` → `RTE-7`, `MEM-OBJ-2` → its canonical record), since an
-    accepted target is stored resolved. [] when no pair has a decided mapping.
-    """
-    decided = []
-    for old, new in reconcile_services.superseded_pairs(text):
-        key = reconcile_services.statement_key(old, Mapping.Relation.SUPERSEDES, new)
-        targets = {new, resolve(new)}
-        candidates = [m for m in supersessions if m.source == old and (m.origin_key == key or m.target in targets)]
-        candidates.sort(key=lambda m: (m.origin_key != key, m.is_open, m.pk))
-        if candidates and not candidates[0].is_open:
-            decided.append(candidates[0])
-    return decided
+def _amendment_entries(members: list[_Member]) -> tuple[list, list]:
+    """(amendments, unresolved conflicts) of the freshly parsed members, each with the reviewer's
+    decision on it (a supersession's follows its mapping). A paragraph without a decision on exactly
+    its text refuses finalization: approval waits for every one."""
+    rows = {(r.member_version_id, r.index): r
+            for r in AmendmentDecisionRow.objects.filter(member_version__in=[m.version for m in members])}
+    amendments, conflicts = [], []
+    for member in members:
+        for index, paragraph in enumerate(member.report.amendments, start=1):
+            row = rows.get((member.version.pk, index))
+            if (row is None or row.is_open
+                    or row.content_sha256 != reconcile_services.amendment_sha256(paragraph.kind, paragraph.text)):
+                raise FinalizationRefused(
+                    f"{member.name} line {paragraph.line}: the {paragraph.kind} there has no decision on its "
+                    f"current text ({row.state if row is not None else 'none recorded'})")
+            entry = rendering.AmendmentDecision(
+                text=paragraph.text, decision=_decision_word(row.state), rationale=row.rationale,
+                member=member.name, line=paragraph.line, decided_by=row.decided_by,
+            )
+            (conflicts if paragraph.kind == AmendmentDecisionRow.Kind.UNRESOLVED_CONFLICT else amendments).append(entry)
+    return amendments, conflicts
 
 
 def _iso(value) -> str:

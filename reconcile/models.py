@@ -1,7 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
-from records.models import IntegrationIssue, Record
+from records.models import IntegrationIssue, MemberVersion, Record
 from reviews.models import Run
 
 from .rendering import relation_phrase
@@ -141,6 +141,54 @@ class IssueDecision(Decidable):
     class Meta:
         ordering = ["run_id", "issue_id"]
         indexes = [models.Index(fields=["run", "state"])]
+
+
+class AmendmentDecision(Decidable):
+    """The reviewer's decision on one `Amendment:` or `Unresolved conflict:` paragraph of a current
+    member version (DESIGN §2): accepted, rejected, or carried into the result's Limitations.
+
+    A supersession (`X is superseded by Y[ and Z]`) is decided by the supersedes mapping(s) sync
+    derives from it, and this row follows them (state, rationale, who): see
+    `reconcile.services.decide_amendment`. `mapping` is the first of them, for display.
+    """
+
+    class State(models.TextChoices):
+        PROPOSED = "proposed"
+        ACCEPTED = "accepted"
+        REJECTED = "rejected"
+        STALE = "stale"
+        # Decided: the paragraph goes into the result's Limitations as it stands.
+        CARRIED = "carried"
+
+    class Kind(models.TextChoices):
+        AMENDMENT = "amendment"
+        UNRESOLVED_CONFLICT = "unresolved-conflict"
+
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PROPOSED)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="amendment_decisions")
+    # The member version whose paragraph this is; a re-upload moves the row to the new version.
+    member_version = models.ForeignKey(MemberVersion, on_delete=models.CASCADE, related_name="amendment_decisions")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    index = models.PositiveIntegerField(help_text="1-based position among the member's amendments and conflicts")
+    text = models.TextField()
+    references = models.JSONField(default=list, blank=True)
+    line = models.PositiveIntegerField()
+    # SHA-256 of the paragraph as labelled ("Amendment: …" / "Unresolved conflict: …").
+    content_sha256 = models.CharField(max_length=64)
+    mapping = models.ForeignKey(Mapping, null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="amendment_decisions")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run_id", "member_version_id", "index"]
+        indexes = [models.Index(fields=["run", "state"])]
+        constraints = [
+            models.UniqueConstraint(fields=["member_version", "index"], name="amendment_index_unique"),
+        ]
+
+    def __str__(self) -> str:
+        label = "Amendment" if self.kind == self.Kind.AMENDMENT else "Unresolved conflict"
+        return f"{label} {self.index}"
 
 
 class Approval(models.Model):

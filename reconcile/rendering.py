@@ -48,7 +48,7 @@ ROLE_ORDER = (
     "verification",
     "result",
 )
-DECISION_WORDS = {"accept": "accepted", "reject": "rejected"}
+DECISION_WORDS = {"accept": "accepted", "reject": "rejected", "carry": "carried"}
 
 _RECORD_ID = re.compile(
     r"^(?:(?P<prefix>[A-Z]+)-)?(?P<kind>CMP|OBJ|RTE|CLM|ABS|BAP)-(?P<tail>[0-9]+|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*)$"
@@ -133,9 +133,14 @@ class IssueDecision:
 
 @dataclass(frozen=True)
 class AmendmentDecision:
-    text: str  # the paragraph after `Amendment:`
-    decision: str  # "accept" or "reject"
+    """A reviewer's decision on one `Amendment:` or `Unresolved conflict:` paragraph."""
+
+    text: str  # the paragraph after `Amendment:` / `Unresolved conflict:`
+    decision: str  # "accept", "reject" or "carry" (into Limitations)
     rationale: str
+    member: str = ""  # the member file it came from, e.g. "reconciliation.md"
+    line: int = 0
+    decided_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -179,7 +184,8 @@ class ResultInput:
     mappings: tuple[MappingEntry, ...] = ()
     integration_issues: tuple[IssueDecision, ...] = ()
     amendments: tuple[AmendmentDecision, ...] = ()
-    unresolved_conflicts: tuple[str, ...] = ()
+    # Each with its decision; a bare string is a conflict carried without a recorded decision.
+    unresolved_conflicts: tuple[AmendmentDecision, ...] = ()
     rejected_items: tuple[RejectedItem, ...] = ()
     blockers: tuple[str, ...] = ()
 
@@ -194,8 +200,10 @@ class ResultInput:
             ("rejected_items", RejectedItem),
         ):
             object.__setattr__(self, name, tuple(_as(cls, item) for item in getattr(self, name)))
-        for name in ("unresolved_conflicts", "blockers"):
-            object.__setattr__(self, name, tuple(str(item) for item in getattr(self, name)))
+        object.__setattr__(self, "unresolved_conflicts", tuple(
+            AmendmentDecision(item, "carry", "") if isinstance(item, str) else _as(AmendmentDecision, item)
+            for item in self.unresolved_conflicts))
+        object.__setattr__(self, "blockers", tuple(str(item) for item in self.blockers))
         object.__setattr__(self, "verification", _as(Verification, self.verification))
 
 
@@ -267,8 +275,16 @@ def _sorted_issues(data: ResultInput) -> list[IssueDecision]:
     return sorted(data.integration_issues, key=lambda i: (i.member, i.index, i.text))
 
 
+def _amendment_sort_key(a: AmendmentDecision) -> tuple:
+    return (a.text, a.member, a.line, a.decision, a.rationale, a.decided_by)
+
+
 def _sorted_amendments(data: ResultInput) -> list[AmendmentDecision]:
-    return sorted(data.amendments, key=lambda a: (a.text, a.decision, a.rationale))
+    return sorted(data.amendments, key=_amendment_sort_key)
+
+
+def _sorted_conflicts(data: ResultInput) -> list[AmendmentDecision]:
+    return sorted(data.unresolved_conflicts, key=_amendment_sort_key)
 
 
 def _sorted_rejected(data: ResultInput) -> list[RejectedItem]:
@@ -527,31 +543,47 @@ def _reconciliation(data: ResultInput) -> list[str]:
         blocks.append("No amendments.")
     for amendment in amendments:
         blocks.append(f"Amendment: {_block(amendment.text)}")
-        blocks.append(
-            f"Amendment decision: {_decision_word(amendment.decision)}. "
-            f"Rationale: {_block(amendment.rationale) or 'none given'}"
-        )
+        blocks.append(f"Amendment decision: {_decided(amendment)}")
 
     blocks.append("### Unresolved conflicts")
-    conflicts = sorted(data.unresolved_conflicts)
+    conflicts = _sorted_conflicts(data)
     if not conflicts:
         blocks.append("No conflict remains unresolved.")
     for conflict in conflicts:
-        blocks.append(f"Unresolved conflict: {_block(conflict)}")
+        blocks.append(f"Unresolved conflict: {_block(conflict.text)}")
+        if conflict.decided_by or conflict.rationale.strip():
+            blocks.append(f"Conflict decision: {_decided(conflict)}")
     return blocks
+
+
+def _decided(item: AmendmentDecision) -> str:
+    """`accepted by X (reconciliation.md line 12). Rationale: …` — who and where only when known."""
+    where = f"{item.member} line {item.line}" if item.member and item.line else item.member
+    who = f" by {item.decided_by}" if item.decided_by else ""
+    return (f"{_decision_word(item.decision)}{who}{f' ({where})' if where else ''}. "
+            f"Rationale: {_block(item.rationale) or 'none given'}")
 
 
 def _limitations(data: ResultInput) -> list[str]:
     items = []
-    for conflict in sorted(data.unresolved_conflicts):
-        items.append(_indent_continuation(f"- Carried unresolved: {_block(conflict)}"))
+    for conflict in _sorted_conflicts(data):
+        line = f"- Carried unresolved: {_block(conflict.text)}"
+        if conflict.decided_by or conflict.rationale.strip():
+            line += f"\nDecision: {_decided(conflict)}"
+        items.append(_indent_continuation(line))
+    for amendment in _sorted_amendments(data):
+        if amendment.decision in ("carry", "reject"):
+            what = "Carried amendment" if amendment.decision == "carry" else "Rejected amendment"
+            items.append(_indent_continuation(
+                f"- {what}, not applied to the shared records: {_block(amendment.text)}\n"
+                f"Decision: {_decided(amendment)}"))
     for rejected in _sorted_rejected(data):
         line = f"- Rejected {_block(rejected.item)}: {_block(rejected.consequence)}"
         if rejected.rationale.strip():
             line += f"\nRationale: {_block(rejected.rationale)}"
         items.append(_indent_continuation(line))
     if not items:
-        return ["## Limitations", "No unresolved conflict and no rejected item limits this result."]
+        return ["## Limitations", "No unresolved conflict, carried amendment or rejected item limits this result."]
     return ["## Limitations", "\n".join(items)]
 
 
@@ -652,11 +684,8 @@ def result_json(data: ResultInput) -> dict:
             }
             for i in _sorted_issues(data)
         ],
-        "amendments": [
-            {"text": a.text, "decision": a.decision, "rationale": a.rationale}
-            for a in _sorted_amendments(data)
-        ],
-        "unresolved_conflicts": sorted(data.unresolved_conflicts),
+        "amendments": [_amendment_json(a) for a in _sorted_amendments(data)],
+        "unresolved_conflicts": [_amendment_json(c) for c in _sorted_conflicts(data)],
         "rejected_items": [
             {"item": r.item, "consequence": r.consequence, "rationale": r.rationale}
             for r in _sorted_rejected(data)
@@ -672,3 +701,8 @@ def result_json(data: ResultInput) -> dict:
         },
         "blockers": sorted(b for b in data.blockers if b.strip()),
     }
+
+
+def _amendment_json(item: AmendmentDecision) -> dict:
+    return {"text": item.text, "decision": item.decision, "rationale": item.rationale, "member": item.member,
+            "line": item.line, "decided_by": item.decided_by}

@@ -12,9 +12,15 @@ the *target* supersedes the *source*.
 Decisions use optimistic concurrency: one conditional UPDATE on
 (pk, version); a reviewer holding an older version gets `StaleVersion`
 carrying the row as it is now (HTTP 409).
+
+Amendments and unresolved conflicts (`AmendmentDecision`) are accepted,
+rejected or carried into the result's Limitations. A supersession amendment
+is the one exception: its supersedes mapping is the decision and the
+amendment follows it (see `decide_amendment`), so the two never disagree.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -31,10 +37,12 @@ from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run, TransitionError
 
 from . import suggestions
-from .models import CanonicalRecord, Decidable, IssueDecision, KindCounter, Mapping
+from .models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, KindCounter, Mapping
 
-ACCEPT, REJECT, REOPEN = "accept", "reject", "reopen"
+ACCEPT, REJECT, REOPEN, CARRY = "accept", "reject", "reopen", "carry"
 DECISIONS = (ACCEPT, REJECT, REOPEN)
+# An amendment or an unresolved conflict can also be carried into the result's Limitations.
+AMENDMENT_DECISIONS = (ACCEPT, REJECT, CARRY, REOPEN)
 
 # A run in these states has been signed off: its decisions are frozen until a reviewer reopens it.
 LOCKED_STATUSES = {Run.Status.APPROVED, Run.Status.FINALIZING, Run.Status.FINAL}
@@ -130,6 +138,7 @@ class SyncSummary:
     mappings_created: int = 0
     suggestions_created: int = 0
     issue_decisions_created: int = 0
+    amendment_decisions_created: int = 0
     carried_over: int = 0
     marked_stale: int = 0
     conflicts: list[str] = field(default_factory=list)
@@ -139,7 +148,8 @@ class SyncSummary:
     def changed(self) -> bool:
         return any((self.canonical_created, self.canonical_updated, self.canonical_withdrawn,
                     self.canonical_reactivated, self.mappings_created,
-                    self.suggestions_created, self.issue_decisions_created, self.carried_over,
+                    self.suggestions_created, self.issue_decisions_created, self.amendment_decisions_created,
+                    self.carried_over,
                     self.marked_stale))
 
     def as_dict(self) -> dict[str, Any]:
@@ -239,6 +249,13 @@ def issue_snapshot(decision: IssueDecision) -> dict[str, Any]:
             "rationale": decision.rationale, "content_sha256": decision.issue.content_sha256}
 
 
+def amendment_snapshot(amendment: AmendmentDecision) -> dict[str, Any]:
+    return {"kind": amendment.kind, "member_version": amendment.member_version_id, "index": amendment.index,
+            "line": amendment.line, "state": amendment.state, "version": amendment.version,
+            "rationale": amendment.rationale, "content_sha256": amendment.content_sha256,
+            "mapping": amendment.mapping_id}
+
+
 def canonical_snapshot(record: CanonicalRecord) -> dict[str, Any]:
     return {"canonical_id": record.canonical_id, "kind": record.kind, "origin": record.origin,
             "state": record.state, "version": record.version, "rationale": record.rationale}
@@ -268,6 +285,7 @@ def sync_run(*, run: Run, actor: Actor) -> SyncSummary:
         _carry_over_mappings(locked, versions, summary, actor)
         _carry_over_issues(locked, versions, summary, actor)
         _statement_mappings(locked, versions, summary)
+        _sync_amendments(locked, versions, summary, actor)
         _suggest_mappings(locked, versions, summary)
         _create_issue_decisions(locked, versions, summary)
         if summary.changed:
@@ -581,6 +599,219 @@ def _create_issue_decisions(run: Run, versions: dict[str, MemberVersion], summar
     summary.issue_decisions_created += len(created)
 
 
+# --- amendments and unresolved conflicts ---------------------------------------------------------
+
+AMENDMENT_LABELS = {AmendmentDecision.Kind.AMENDMENT: "Amendment",
+                    AmendmentDecision.Kind.UNRESOLVED_CONFLICT: "Unresolved conflict"}
+# The members whose `X is superseded by Y` amendments sync turns into mappings, with those mappings' origin.
+STATING_ORIGINS = {Role.RECONCILIATION: Mapping.Origin.RECONCILIATION, Role.RESULT: Mapping.Origin.RESULT}
+CARRIED = AmendmentDecision.State.CARRIED
+DECIDED_STATES = (State.ACCEPTED, State.REJECTED, CARRIED)
+
+
+def amendment_sha256(kind: str, text: str) -> str:
+    """The content hash of one paragraph as labelled: `Amendment: …` or `Unresolved conflict: …`."""
+    return hashlib.sha256(f"{AMENDMENT_LABELS.get(kind, kind)}: {text}".encode("utf-8")).hexdigest()
+
+
+def stated_paragraphs(version: MemberVersion) -> list[dict[str, Any]]:
+    """The version's amendment and conflict paragraphs (kind, text, line, references) in order, as the
+    parser stored them; paragraph i (from 1) is `AmendmentDecision.index` i."""
+    parsed = version.parsed or {}
+    if "amendments" in parsed:
+        return list(parsed["amendments"])
+    content = MemberVersion.objects.filter(pk=version.pk).values_list("content", flat=True).get()
+    return [asdict(a) for a in parse_report(bytes(content).decode("utf-8", errors="replace")).amendments]
+
+
+def supersession_keys(role: str, kind: str, text: str) -> list[tuple[str, str]]:
+    """(origin, origin_key) of each supersedes mapping sync derives from this paragraph; [] when the
+    paragraph states no supersession (a value amendment, a conflict, or a member sync does not read)."""
+    origin = STATING_ORIGINS.get(role)
+    if origin is None or kind != AmendmentDecision.Kind.AMENDMENT:
+        return []
+    return [(origin, statement_key(old, Mapping.Relation.SUPERSEDES, new)) for old, new in superseded_pairs(text)]
+
+
+def current_amendment_decisions(run: Run):
+    """Decisions on the paragraphs of each member's current version (what approval waits for)."""
+    return AmendmentDecision.objects.filter(run=run, member_version__member__current_version=F("member_version"))
+
+
+def _linked_mappings(run: Run, amendment: AmendmentDecision) -> list[Mapping]:
+    """The supersedes mappings that decide `amendment` (in the order it states them); [] for any other."""
+    keys = supersession_keys(amendment.member_version.member.role, amendment.kind, amendment.text)
+    if not keys:
+        return []
+    found = {(m.origin, m.origin_key): m for m in Mapping.objects.filter(
+        run=run, origin__in=[origin for origin, _ in keys], origin_key__in=[key for _, key in keys])}
+    return list({found[k].pk: found[k] for k in keys if k in found}.values())
+
+
+def _followed_values(amendment: AmendmentDecision, mappings: list[Mapping]) -> dict[str, Any]:
+    """The decision an amendment reads from its supersedes mappings: stale if any is stale, open while
+    any is open, accepted when all are, else rejected; the rationale and decider are theirs."""
+    states = {m.state for m in mappings}
+    if State.STALE in states:
+        return {"state": State.STALE}
+    if State.PROPOSED in states:
+        return dict(state=State.PROPOSED, decided_by="", decided_at=None, decided_member_sha256="",
+                    decided_content_sha256="")
+    last = max(mappings, key=lambda m: (m.decided_at is not None, m.decided_at or amendment.created_at, m.pk))
+    return dict(
+        state=State.ACCEPTED if states == {State.ACCEPTED} else State.REJECTED,
+        rationale="; ".join(dict.fromkeys(m.rationale.strip() for m in mappings if m.rationale.strip())),
+        decided_by=last.decided_by, decided_at=last.decided_at,
+        decided_member_sha256=amendment.member_version.sha256, decided_content_sha256=amendment.content_sha256,
+    )
+
+
+def _follow(amendment: AmendmentDecision, mappings: list[Mapping], *, keep_stale: bool) -> bool:
+    """Make `amendment` read its mappings' decision; True when its state or decision changed.
+    With keep_stale (sync), a stale amendment stays stale while its mappings are merely open."""
+    first = mappings[0].pk if mappings else None
+    if not mappings:
+        if amendment.mapping_id is not None:
+            amendment.mapping_id = None
+            amendment.save(update_fields=["mapping"])
+        return False
+    values = _followed_values(amendment, mappings) | {"mapping_id": first}
+    if keep_stale and amendment.state == State.STALE and values["state"] == State.PROPOSED:
+        values = {"mapping_id": first}
+    changed = [name for name, value in values.items() if getattr(amendment, name) != value]
+    if not changed:
+        return False
+    for name in changed:
+        setattr(amendment, name, values[name])
+    decision_changed = changed != ["mapping_id"]
+    if decision_changed:
+        amendment.version += 1
+    amendment.save(update_fields=[name.removesuffix("_id") for name in changed]
+                   + (["version"] if decision_changed else []))
+    return decision_changed
+
+
+def _follow_decided_mapping(run: Run, mapping: Mapping) -> list[dict[str, Any]]:
+    """After a reviewer decided `mapping`, the current amendments it decides follow it; returns what
+    changed, for the mapping's own audit event (the one event of that decision)."""
+    role = {origin: role for role, origin in STATING_ORIGINS.items()}.get(mapping.origin)
+    if role is None or mapping.relation != Mapping.Relation.SUPERSEDES or not mapping.origin_key:
+        return []
+    followed = []
+    rows = (current_amendment_decisions(run).filter(kind=AmendmentDecision.Kind.AMENDMENT,
+                                                    member_version__member__role=role)
+            .select_related("member_version__member").order_by("pk"))
+    for row in rows:
+        if (mapping.origin, mapping.origin_key) not in supersession_keys(role, row.kind, row.text):
+            continue
+        if _follow(row, _linked_mappings(run, row), keep_stale=False):
+            followed.append({"amendment": row.pk, "state": row.state, "version": row.version})
+    return followed
+
+
+def _move_amendment(row: AmendmentDecision, version: MemberVersion, index: int, paragraph: dict[str, Any]) -> None:
+    row.member_version, row.index = version, index
+    row.kind, row.text, row.line = paragraph["kind"], paragraph["text"], paragraph["line"]
+    row.references = list(paragraph.get("references") or [])
+    row.content_sha256 = amendment_sha256(row.kind, row.text)
+
+
+def _sync_amendments(run: Run, versions: dict[str, MemberVersion], summary: SyncSummary, actor: Actor) -> None:
+    """One decision per `Amendment:` / `Unresolved conflict:` paragraph of each current member version,
+    made once. A re-upload moves decisions to the new version as issue decisions move: an unchanged
+    paragraph (same content hash) keeps its decision; one changed in place (same position) brings its
+    decision as stale; a removed paragraph's decision is marked stale where it stands (both audited
+    `amendment.marked_stale`). Then every supersession follows its mapping(s)."""
+    for role, version in sorted(versions.items()):
+        paragraphs = dict(enumerate(stated_paragraphs(version), start=1))
+        rows = list(AmendmentDecision.objects.filter(run=run, member_version__member_id=version.member_id)
+                    .select_related("member_version__member").order_by("-member_version_id", "index"))
+        taken = {row.index for row in rows if row.member_version_id == version.pk}
+        by_sha: dict[str, list[int]] = defaultdict(list)
+        for index, paragraph in paragraphs.items():
+            if index not in taken:
+                by_sha[amendment_sha256(paragraph["kind"], paragraph["text"])].append(index)
+        unmatched = []
+        for row in (r for r in rows if r.member_version_id != version.pk):
+            same = [i for i in by_sha.get(row.content_sha256, []) if i not in taken]
+            if same and row.state != State.STALE:
+                taken.add(same[0])
+                _move_amendment(row, version, same[0], paragraphs[same[0]])
+                row.version += 1
+                row.save(update_fields=["member_version", "index", "kind", "text", "line", "references",
+                                        "content_sha256", "version"])
+                summary.carried_over += 1
+            else:
+                unmatched.append(row)
+        for row in unmatched:
+            index = row.index if row.index in paragraphs and row.index not in taken else None
+            decided = row.state in DECIDED_STATES
+            if index is None and not decided:
+                continue  # undecided or already stale on a removed paragraph: it no longer counts
+            before = amendment_snapshot(row)
+            if index is not None:
+                taken.add(index)
+                _move_amendment(row, version, index, paragraphs[index])
+            if decided:
+                row.state = State.STALE
+            row.version += 1
+            row.save(update_fields=["member_version", "index", "kind", "text", "line", "references",
+                                    "content_sha256", "state", "version"])
+            if not decided:
+                summary.carried_over += 1
+                continue
+            summary.marked_stale += 1
+            record_event(run=run, actor=actor, action="amendment.marked_stale", object_type="amendment_decision",
+                         object_id=row.pk, before=before,
+                         after=amendment_snapshot(row) | {"member": role, "member_sha256": version.sha256,
+                                                          "reason": "paragraph changed" if index else "paragraph removed"})
+            if index is not None:
+                # The changed paragraph's supersession is decided anew: its decided mappings go stale with it.
+                for mapping in _linked_mappings(run, row):
+                    if mapping.state in (State.ACCEPTED, State.REJECTED):
+                        _mark_mapping_stale(run, mapping, actor, summary,
+                                            f"amendment at line {row.line} of the {role} report changed")
+        for index, paragraph in sorted(paragraphs.items()):
+            if index in taken:
+                continue
+            created = AmendmentDecision(run=run, member_version=version, index=index, kind=paragraph["kind"],
+                                        text=paragraph["text"], line=paragraph["line"],
+                                        references=list(paragraph.get("references") or []),
+                                        content_sha256=amendment_sha256(paragraph["kind"], paragraph["text"]))
+            if _insert_once(created):
+                summary.amendment_decisions_created += 1
+    _follow_mappings(run, summary, actor)
+
+
+def _mark_mapping_stale(run: Run, mapping: Mapping, actor: Actor, summary: SyncSummary, reason: str) -> None:
+    before_state = mapping.state
+    mapping.state, mapping.version = State.STALE, mapping.version + 1
+    mapping.save(update_fields=["state", "version"])
+    summary.marked_stale += 1
+    record_event(run=run, actor=actor, action="mapping.marked_stale", object_type="mapping", object_id=mapping.pk,
+                 before={"state": before_state}, after={"state": State.STALE, "reason": reason})
+
+
+def _follow_mappings(run: Run, summary: SyncSummary, actor: Actor) -> None:
+    """Each current supersession amendment reads its mappings' decision (sync may have made one stale)."""
+    rows = (current_amendment_decisions(run)
+            .filter(kind=AmendmentDecision.Kind.AMENDMENT, member_version__member__role__in=list(STATING_ORIGINS))
+            .select_related("member_version__member").order_by("pk"))
+    for row in rows:
+        before = amendment_snapshot(row)
+        if not _follow(row, _linked_mappings(run, row), keep_stale=True):
+            continue
+        became_stale = row.state == State.STALE
+        if became_stale:
+            summary.marked_stale += 1
+        else:
+            summary.carried_over += 1
+        record_event(run=run, actor=actor,
+                     action="amendment.marked_stale" if became_stale else "amendment.followed_mapping",
+                     object_type="amendment_decision", object_id=row.pk, before=before,
+                     after=amendment_snapshot(row) | {"reason": "its supersedes mapping decides it"})
+
+
 # --- proposals -----------------------------------------------------------------------------------
 
 def _ensure_open(run: Run) -> None:
@@ -696,14 +927,18 @@ def _check_transition(item, decision: str) -> str:
         if item.state == State.PROPOSED:
             raise InvalidDecision(f"{_name(item)} is already open (proposed)")
         return State.PROPOSED
-    if item.state in (State.ACCEPTED, State.REJECTED):
+    if item.state in DECIDED_STATES:
         raise InvalidDecision(f"{_name(item)} is already {item.state}; reopen it first")
-    return State.ACCEPTED if decision == ACCEPT else State.REJECTED
+    return {ACCEPT: State.ACCEPTED, REJECT: State.REJECTED, CARRY: CARRIED}[decision]
 
 
 def _name(item) -> str:
     if isinstance(item, Mapping):
         return f"mapping {item.pk} ({item})"
+    if isinstance(item, AmendmentDecision):
+        label = AMENDMENT_LABELS.get(item.kind, item.kind).lower()
+        return (f"{label} {item.pk} (line {item.line} of the {item.member_version.member.role} report, "
+                f"version {item.member_version.version})")
     return f"integration issue decision {item.pk}"
 
 
@@ -728,6 +963,9 @@ def _fresh(model, pk):
     query = model.objects.all()
     if model is Mapping:
         query = query.select_related("source_record__member_version__member")
+    elif model is AmendmentDecision:
+        query = query.select_related("member_version__member").defer("member_version__content",
+                                                                     "member_version__parsed")
     else:
         query = query.select_related("issue__member_version__member")
     return query.get(pk=pk)
@@ -828,6 +1066,10 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
             if withdrawn:
                 extra = {"canonical_withdrawn": current.target}
         result = _fresh(Mapping, current.pk)
+        # A supersession amendment follows its mapping; this event is the decision of both.
+        followed = _follow_decided_mapping(run, result)
+        if followed:
+            extra = extra | {"amendments": followed}
         record_event(run=run, actor=actor, action=f"mapping.{_PAST[decision]}", object_type="mapping",
                      object_id=result.pk, before=before,
                      after=mapping_snapshot(result) | extra | {
@@ -836,7 +1078,7 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
     return result
 
 
-_PAST = {ACCEPT: "accepted", REJECT: "rejected", REOPEN: "reopened"}
+_PAST = {ACCEPT: "accepted", REJECT: "rejected", REOPEN: "reopened", CARRY: "carried"}
 
 
 def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str, actor: Actor,
@@ -863,6 +1105,75 @@ def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str
                                                      "index": result.issue.index,
                                                      "decided_member_sha256": result.decided_member_sha256})
     return result
+
+
+def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: str, actor: Actor,
+                     expected_version: int | None) -> AmendmentDecision:
+    """Accept, reject, carry into the result's Limitations, or reopen one amendment or unresolved
+    conflict of a current member version; a rejection or a carry needs a rationale. Writes one
+    `amendment.<accepted|rejected|carried|reopened>` event.
+
+    A supersession (`X is superseded by Y`, with the supersedes mapping sync derived from it) is
+    decided by its mapping, and the amendment follows it: accepting or rejecting it here decides each
+    of its mappings through `decide_mapping` (each writes its one `mapping.<decision>` event, naming
+    the amendment), exactly as deciding the mapping directly would, so the two never disagree. It
+    cannot be carried: reject it with the reason to keep the supersession out of the shared set.
+    """
+    if decision not in AMENDMENT_DECISIONS:
+        raise ProposalError(f"decision must be one of {', '.join(AMENDMENT_DECISIONS)}, not {decision!r}", "decision")
+    rationale = (rationale or "").strip()
+    if decision == REJECT and not rationale:
+        raise ProposalError("a rejection needs a rationale: say why", "rationale")
+    if decision == CARRY and not rationale:
+        raise ProposalError("carrying it into the result's Limitations needs a rationale: say why it stays open",
+                            "rationale")
+    run = amendment.run
+    with transaction.atomic():
+        _ensure_open(run)
+        current = _fresh(AmendmentDecision, amendment.pk)
+        if expected_version is None or current.version != expected_version:
+            raise StaleVersion(current)
+        member = current.member_version.member
+        if member.current_version_id != current.member_version_id:
+            raise InvalidDecision(f"{_name(current)} is not in the current {member.role} report; "
+                                  f"a later version replaced it")
+        mappings = _linked_mappings(run, current)
+        if mappings:
+            return _decide_supersession(current, mappings, decision, rationale, actor)
+        new_state = _check_transition(current, decision)
+        before = amendment_snapshot(current)
+        if decision == REOPEN:
+            values = dict(state=new_state, rationale=rationale, decided_by="", decided_at=None,
+                          decided_member_sha256="", decided_content_sha256="")
+        else:
+            values = dict(state=new_state, rationale=rationale, decided_by=actor.label, decided_at=timezone.now(),
+                          decided_member_sha256=current.member_version.sha256,
+                          decided_content_sha256=current.content_sha256)
+        _claim(AmendmentDecision, current, expected_version, **values)
+        result = _fresh(AmendmentDecision, current.pk)
+        record_event(run=run, actor=actor, action=f"amendment.{_PAST[decision]}", object_type="amendment_decision",
+                     object_id=result.pk, before=before,
+                     after=amendment_snapshot(result) | {"member": member.role,
+                                                         "decided_member_sha256": result.decided_member_sha256})
+    return result
+
+
+def _decide_supersession(amendment: AmendmentDecision, mappings: list[Mapping], decision: str, rationale: str,
+                         actor: Actor) -> AmendmentDecision:
+    """Decide a supersession amendment through its mappings (in the caller's transaction, run locked)."""
+    if decision == CARRY:
+        raise InvalidDecision(
+            f"{_name(amendment)} states a supersession that mapping {mappings[0].pk} ({mappings[0]}) decides: "
+            f"accept or reject it; a rejection goes into the result's Limitations with its rationale")
+    wanted = {ACCEPT: State.ACCEPTED, REJECT: State.REJECTED, REOPEN: State.PROPOSED}[decision]
+    pending = [m for m in mappings if m.state != wanted]
+    if not pending:
+        raise InvalidDecision(f"{_name(amendment)} is already {amendment.state}"
+                              + ("; reopen it first" if decision != REOPEN else ""))
+    for mapping in pending:
+        decide_mapping(mapping=mapping, decision=decision, rationale=rationale, actor=actor,
+                       expected_version=mapping.version)
+    return _fresh(AmendmentDecision, amendment.pk)
 
 
 def bulk_accept_suggestions(*, run: Run, min_score: float, actor: Actor, rationale: str) -> int:
@@ -909,7 +1220,9 @@ def current_issue_decisions(run: Run):
 
 
 def decision_progress(run: Run) -> dict[str, Any]:
-    """Counts of decided and open items: {"mappings": {...}, "issues": {...}, "undecided": n}."""
+    """Counts of decided and open items: {"mappings": {...}, "issues": {...}, "amendments": {...},
+    "total", "decided", "undecided", "stale"}; amendments count the current members' amendments and
+    unresolved conflicts (also `carried` and `conflicts`). Three queries, whatever the run's size."""
     def counts(query) -> dict[str, int]:
         row = query.aggregate(
             total=Count("id"),
@@ -924,8 +1237,17 @@ def decision_progress(run: Run) -> dict[str, Any]:
 
     mappings = counts(Mapping.objects.filter(run=run))
     issues = counts(current_issue_decisions(run))
-    return {"mappings": mappings, "issues": issues,
-            "total": mappings["total"] + issues["total"],
-            "decided": mappings["decided"] + issues["decided"],
-            "undecided": mappings["undecided"] + issues["undecided"],
-            "stale": mappings["stale"] + issues["stale"]}
+    amendments = current_amendment_decisions(run).aggregate(
+        total=Count("id"),
+        accepted=Count("id", filter=Q(state=State.ACCEPTED)),
+        rejected=Count("id", filter=Q(state=State.REJECTED)),
+        carried=Count("id", filter=Q(state=CARRIED)),
+        proposed=Count("id", filter=Q(state=State.PROPOSED)),
+        stale=Count("id", filter=Q(state=State.STALE)),
+        conflicts=Count("id", filter=Q(kind=AmendmentDecision.Kind.UNRESOLVED_CONFLICT)),
+    )
+    amendments["decided"] = amendments["accepted"] + amendments["rejected"] + amendments["carried"]
+    amendments["undecided"] = amendments["proposed"] + amendments["stale"]
+    blocks = (mappings, issues, amendments)
+    return {"mappings": mappings, "issues": issues, "amendments": amendments,
+            **{key: sum(block[key] for block in blocks) for key in ("total", "decided", "undecided", "stale")}}

@@ -10,7 +10,8 @@ import pytest
 from reconcile import approval as services
 from reconcile.approval import ApprovalBlocked, NoteRequired, approve_run, reopen_run
 from records.archives import build_manifest, manifest_sha256, pins_of
-from reconcile.models import Approval, CanonicalRecord, IssueDecision, Mapping
+from reconcile.models import AmendmentDecision, Approval, CanonicalRecord, IssueDecision, Mapping
+from reconcile.services import amendment_sha256
 from records.models import Finding, IntegrationIssue, MemberReport, MemberVersion, ValidationReport
 from records.parsing import parse_report
 from reviews.audit import Actor, verify_chain
@@ -61,7 +62,7 @@ def reconcile_rows(run: Run, versions: list[MemberVersion], *, decided: bool = T
     The runtime's numbered records seed the shared set under bare IDs
     (RT-OBJ-2 → OBJ-2); every other member's declaration enters through a
     `new` mapping under the next free number of its kind; every integration
-    issue is accepted. With decided=False the mappings and issues stay proposed.
+    issue and every amendment is accepted. With decided=False the mappings and issues stay proposed.
     """
     state = Mapping.State.ACCEPTED if decided else Mapping.State.PROPOSED
     last: dict[str, int] = {}
@@ -94,6 +95,15 @@ def reconcile_rows(run: Run, versions: list[MemberVersion], *, decided: bool = T
                     run=run, canonical_id=target, kind=kind, number=last[kind], label=declaration.label,
                     text=declaration.body, origin=CanonicalRecord.Origin.MAPPING, source_record_id=declaration.record_id,
                 )
+        for index, paragraph in enumerate(report.amendments, start=1):
+            AmendmentDecision.objects.create(
+                run=run, member_version=version, index=index, kind=paragraph.kind, text=paragraph.text,
+                line=paragraph.line, references=list(paragraph.references),
+                content_sha256=amendment_sha256(paragraph.kind, paragraph.text),
+                state=AmendmentDecision.State.ACCEPTED if decided else AmendmentDecision.State.PROPOSED,
+                rationale="read against both records" if decided else "",
+                decided_by="user:reviewer-1" if decided else "",
+            )
         for issue in report.integration_issues:
             row = IntegrationIssue.objects.create(
                 run=run, member_version=version, index=issue.index, text=issue.text,

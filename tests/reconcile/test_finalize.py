@@ -258,28 +258,6 @@ def test_a_real_worker_finalizes_after_the_approval_commits(worker, run_factory)
     assert event.actor == "worker:finalize_run"
 
 
-def test_an_amendment_naming_a_runtime_id_finds_its_mapping_stored_under_the_bare_id():
-    """`MEM-RTE-3 is superseded by RT-RTE-7` where the runtime declares bare RTE-7: an agent's supersedes
-    mapping accepted onto RTE-7 is the amendment's decision, read the way sync resolves the ID."""
-    from functools import partial
-
-    from reconcile import services as reconcile_services
-    from reconcile.approval import _amendment_decisions
-
-    def mapping(pk, target, state, rationale="", origin="agent", origin_key=""):
-        return Mapping(pk=pk, source="MEM-RTE-3", relation="supersedes", target=target, state=state,
-                       rationale=rationale, origin=origin, origin_key=origin_key)
-
-    resolve = partial(reconcile_services.resolve_stated_id, canonical_ids={"RTE-7", "RTE-8"}, accepted_targets={})
-    text = "MEM-RTE-3 is superseded by RT-RTE-7. The runtime route is the identity."
-    assert _amendment_decisions(text, [mapping(1, "RTE-7", "accepted", "same route")], resolve)[0].pk == 1
-    assert _amendment_decisions(text, [mapping(1, "RTE-7", "proposed")], resolve) == []
-    assert _amendment_decisions(text, [mapping(1, "RTE-8", "accepted")], resolve) == []
-    derived = mapping(2, "RTE-9", "rejected", "no", origin="reconciliation",
-                      origin_key="MEM-RTE-3|supersedes|RT-RTE-7")  # target changed on accept, key as stated
-    assert _amendment_decisions(text, [derived], resolve) == [derived]
-
-
 # --- the sweep for finalizations that never ran or never finished (DESIGN §10) -------------------
 
 

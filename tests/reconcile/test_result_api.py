@@ -37,9 +37,12 @@ def upload_corpus_run(agent, capture) -> Run:
     return run
 
 
-def decide_everything(reviewer, *, supersession: tuple[str, str] = ("accept", "checked by hand")) -> None:
+def decide_everything(reviewer, *, supersession: tuple[str, str] = ("accept", "checked by hand"),
+                      amendment: tuple[str, str] = ("carry", "a Part-of value the records do not settle")) -> None:
     """Over the API, a reviewer accepts every `new` mapping first (allocating canonical IDs), then the
-    rest (the supersedes mappings get `supersession`: decision and rationale), then every integration issue."""
+    rest (the supersedes mappings get `supersession`: decision and rationale), then every integration
+    issue, then decides every amendment still open (the supersession already follows its mapping) with
+    `amendment`."""
     mappings = reviewer.get(f"{API}/mappings/", {"page_size": 500}).json()
     mappings = mappings.get("results", mappings) if isinstance(mappings, dict) else mappings
     for mapping in sorted(mappings, key=lambda m: (m["relation"] != "new", m["id"])):
@@ -54,6 +57,18 @@ def decide_everything(reviewer, *, supersession: tuple[str, str] = ("accept", "c
     for issue in issues:  # each item is the issue's decision (its `id` is the decision's)
         response = reviewer.post(f"{API}/integration-issues/{issue['id']}/decision/",
                                  {"decision": "accept", "rationale": "route re-read", "version": issue["version"]},
+                                 format="json")
+        assert response.status_code == 200, response.json()
+    amendments = reviewer.get(f"{API}/amendments/", {"page_size": 500}).json()
+    amendments = amendments.get("results", amendments) if isinstance(amendments, dict) else amendments
+    assert len(amendments) == 4
+    for item in amendments:
+        if item["state"] != "proposed":
+            assert item["mapping"] is not None  # the supersession: decided with its mapping above
+            continue
+        decision, rationale = amendment
+        response = reviewer.post(f"{API}/amendments/{item['id']}/decision/",
+                                 {"decision": decision, "rationale": rationale, "version": item["version"]},
                                  format="json")
         assert response.status_code == 200, response.json()
 
@@ -122,11 +137,12 @@ def test_a_finalized_corpus_run_reports_each_amendment_with_its_decision(decisio
     assert len(amendments) == 4
     supersession = amendments["EPI-OBJ-4 is superseded by MEM-OBJ-2"]
     assert (supersession["decision"], supersession["rationale"]) == (decision, "the embedding matrix is one object")
-    # The other three amend a `Part of:` value: no mapping states them, the approval carries them.
+    # The other three amend a `Part of:` value: no mapping states them; the reviewer carried them.
     assert {a["decision"] for key, a in amendments.items() if key != "EPI-OBJ-4 is superseded by MEM-OBJ-2"} == {
-        "carried"}
-    assert (f"Amendment decision: {word}. Rationale: the embedding matrix is one object"
-            in result.markdown)
+        "carry"}
+    assert result.markdown.count("- Carried amendment, not applied to the shared records: EPI-OBJ-") == 3
+    assert (f"Amendment decision: {word} by token:reviewer-1 (reconciliation.md line 16). "
+            f"Rationale: the embedding matrix is one object" in result.markdown)
     target = next(m for m in result.data["mappings"] if m["source"] == "MEM-OBJ-2")["target"]
     if decision == "accept":
         assert f"EPI-OBJ-4 is superseded by {target}" in result.markdown

@@ -366,13 +366,14 @@ def test_reject_canonical_record_needs_a_rationale_and_is_audited(slug_run):
 def test_decision_progress_counts_mappings_and_issues(slug_run, django_assert_max_num_queries):
     mapping = Mapping.objects.get(run=slug_run, source="MEM-RTE-mcp-read")
     accept(mapping)
-    with django_assert_max_num_queries(2):
+    with django_assert_max_num_queries(3):  # mappings, issues, amendments
         progress = services.decision_progress(slug_run)
     assert progress["mappings"]["total"] == 3
     assert progress["mappings"]["decided"] == 1
     assert progress["mappings"]["undecided"] == 2
     assert progress["issues"]["undecided"] == 2
     assert (progress["total"], progress["decided"], progress["undecided"]) == (5, 1, 4)
+    assert progress["amendments"]["total"] == 0
 
 
 @pytest.mark.parametrize("text, pairs", [
