@@ -311,6 +311,62 @@ def test_it_carries_conflicts_and_rejected_consequences_into_limitations():
     assert "- Rejected integration issue memory.md 1: No separate formatting route is registered." in limitations
 
 
+DECIDED = dict(
+    amendments=[
+        AmendmentDecision("RTE-4's summary is narrowed to inspected producers.", "accept", "Matches the code.",
+                          "reconciliation.md", 26, "rita"),
+        AmendmentDecision("RTE-8's selection is replaced by project selection.", "reject", "Not what the code does.",
+                          "reconciliation.md", 30, "rita"),
+        AmendmentDecision("EPI-OBJ-2 supersedes `Part of: RT-OBJ-2`.", "carry", "The part-of question stays open.",
+                          "reconciliation.md", 12, "sam"),
+    ],
+    unresolved_conflicts=[
+        AmendmentDecision("RT-OBJ-1 and MEM-OBJ-2 disagree\nabout RT-OBJ-1's expiry.", "carry", "Expiry unobserved.",
+                          "reconciliation.md", 40, "sam"),
+        "A conflict carried without a recorded decision.",
+    ],
+)
+
+
+def test_it_states_each_amendment_and_conflict_decision_with_who_where_and_why():
+    text = render_result(make_input(**DECIDED))
+    reconciliation = text.split("## Reconciliation", 1)[1].split("## Limitations", 1)[0]
+    assert ("Amendment: RTE-4's summary is narrowed to inspected producers.\n\n"
+            "Amendment decision: accepted by rita (reconciliation.md line 26). Rationale: Matches the code.") in reconciliation
+    assert "Amendment decision: carried by sam (reconciliation.md line 12)." in reconciliation
+    assert ("Unresolved conflict: RT-OBJ-1 and MEM-OBJ-2 disagree\nabout RT-OBJ-1's expiry.\n\n"
+            "Conflict decision: carried by sam (reconciliation.md line 40). Rationale: Expiry unobserved.") in reconciliation
+
+
+def test_it_carries_rejected_and_carried_amendments_and_every_conflict_into_limitations():
+    limitations = render_result(make_input(**DECIDED)).split("## Limitations", 1)[1].split("## Verification", 1)[0]
+    assert ("- Rejected amendment, not applied to the shared records: RTE-8's selection is replaced by project "
+            "selection.\n  Decision: rejected by rita (reconciliation.md line 30). Rationale: Not what the code does.") in limitations
+    assert ("- Carried amendment, not applied to the shared records: EPI-OBJ-2 supersedes `Part of: RT-OBJ-2`.\n"
+            "  Decision: carried by sam") in limitations
+    assert ("- Carried unresolved: RT-OBJ-1 and MEM-OBJ-2 disagree\n  about RT-OBJ-1's expiry.\n"
+            "  Decision: carried by sam (reconciliation.md line 40). Rationale: Expiry unobserved.") in limitations
+    assert "- Carried unresolved: A conflict carried without a recorded decision." in limitations
+    assert "RTE-4's summary" not in limitations  # accepted: stated in Reconciliation, limits nothing
+
+
+def test_decided_amendments_render_the_same_bytes_in_any_order_and_read_back():
+    data = make_input(**DECIDED)
+    expected = render_result(data)
+    for seed in range(5):
+        assert render_result(shuffled(data, seed)) == expected
+        assert result_json(shuffled(data, seed)) == result_json(data)
+    assert result_json(data)["unresolved_conflicts"][0] == {
+        "text": "A conflict carried without a recorded decision.", "decision": "carry", "rationale": "",
+        "member": "", "line": 0, "decided_by": ""}
+    from records.parsing import parse_report
+
+    again = parse_report(expected)
+    assert sorted((a.kind, a.text) for a in again.amendments) == sorted(
+        [("amendment", a.text) for a in data.amendments]
+        + [("unresolved-conflict", c.text) for c in data.unresolved_conflicts])
+
+
 def test_it_records_who_approved_when_and_the_validation_counts():
     text = render_result(make_input())
     semantic = text.split("### Semantic verification", 1)[1].split("###", 1)[0]
