@@ -41,12 +41,39 @@ class PageFilterForm(forms.Form):
     """The page's GET filters; unknown values fall back to the defaults instead of failing."""
 
     SHOW = [("all", "all"), ("undecided", "undecided"), ("stale", "stale"), ("conflicts", "conflicts")]
+    # Integration issues of the member picked ("") or of every member ("all").
+    ISSUES = [("", "the selected member"), ("all", "all members")]
 
     member = forms.CharField(required=False, max_length=40)
     kind = forms.ChoiceField(required=False, choices=[("", "any")] + [(k, k) for k in KINDS])
     show = forms.ChoiceField(required=False, choices=SHOW)
+    issues = forms.ChoiceField(required=False, choices=ISSUES)
 
     def value(self, name: str) -> str:
         if self.is_valid():
             return self.cleaned_data.get(name) or ""
         return "" if name in self.errors else (self.data.get(name) or "")
+
+
+class ProposeForm(forms.Form):
+    """Another mapping for one member record, proposed from its row (same rules as the API's)."""
+
+    RELATIONS = [("same", "same"), ("new", "new"), ("part-of", "part-of"), ("supersedes", "supersedes"),
+                 ("no-counterpart", "no-counterpart")]
+
+    relation = forms.ChoiceField(choices=RELATIONS)
+    target = forms.CharField(required=False, max_length=120, strip=True)
+
+    problem = DecisionForm.problem
+
+
+class RejectCanonicalForm(forms.Form):
+    """Taking a canonical record out of the shared set: the reason is required."""
+
+    rationale = forms.CharField(max_length=5000, strip=True,
+                                error_messages={"required": "Rejecting a record needs a rationale: say why."})
+    # The row the form was posted from, re-rendered in the answer.
+    mapping = forms.IntegerField(required=False, min_value=1)
+
+    def problem(self) -> str:
+        return " ".join(message for messages in self.errors.values() for message in messages)

@@ -21,24 +21,26 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Q
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
+from django_htmx.http import HttpResponseClientRefresh
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.template.defaultfilters import date as format_date
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timezone import template_localtime
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from records.ids import parse_id
 from records.models import IntegrationIssue, MemberReport, Record
-from reviews.access import DECIDE, READ_RUNS, check_role, has_any_role
+from reviews.access import DECIDE, PROPOSE, READ_RUNS, check_role, has_any_role
 from reviews.audit import Actor
 from reviews.models import Run
 
 from . import diffing, services
-from .forms import BulkAcceptForm, DecisionForm, PageFilterForm
+from .forms import BulkAcceptForm, DecisionForm, PageFilterForm, ProposeForm, RejectCanonicalForm
 from .models import CanonicalRecord, Decidable, IssueDecision, KindCounter, Mapping
 
 # Members whose declarations are the canonical side, not something to map.
@@ -47,7 +49,7 @@ STALE_MESSAGE = "Another reviewer changed this item; here is its current state."
 # The picker entry for mappings whose source is not a record of a current member version.
 STATEMENTS = "statements"
 # The page filters a decision form carries back to the page it came from.
-KEPT_FILTERS = ("member", "kind", "show")
+KEPT_FILTERS = ("member", "kind", "show", "issues")
 
 # Columns the page reads; the bytes and parser output of a version stay in the database.
 RECORD_COLUMNS = ("id", "member_version_id", "ordinal", "record_id", "kind", "prefix", "label", "text",
@@ -71,10 +73,24 @@ class PairRow:
     message: str = ""
     message_class: str = ""
     action: str = ""  # where the row's decision form posts
+    propose_action: str = ""  # where "propose another mapping" for the row's record goes
+    reject_action: str = ""  # where the rejection of the row's canonical record goes
+    # Each form is a link until opened (2,000 rows stay light); a refused one comes back open with the input.
+    propose_form: dict | None = None
+    propose_message: str = ""
+    propose_message_class: str = ""
+    reject_form: dict | None = None
+    canonical_message: str = ""
+    canonical_message_class: str = ""
+    oob: bool = False  # swapped out of band, beside the row the reviewer acted on
 
     @property
     def dom_id(self) -> str:
         return f"pair-{self.mapping.pk}" if self.mapping else f"record-{self.record.pk}"
+
+    @property
+    def source(self) -> str:
+        return self.record.record_id if self.record is not None else self.mapping.source
 
     @property
     def kind(self) -> str:
@@ -86,6 +102,17 @@ class PairRow:
     @property
     def is_open(self) -> bool:
         return self.mapping is not None and self.mapping.is_open
+
+    @staticmethod
+    def _action_html(name: str, form: dict | None, action: str, param: str, value, text: str) -> SafeString | str:
+        """A row's propose or reject control: the form when it came back refused, else the link that
+        opens it; nothing without an action (the user may not do it). Made here, not in
+        `_pair_row.html`: one value per row costs a fraction of the template's lookups."""
+        if form is not None:
+            return render_to_string(f"reconcile/row_action.html#{name}-form", {name: form, "csrf_input": form["csrf"]})
+        if not action:
+            return ""
+        return _opener(f"{action}{'&' if '?' in action else '?'}{param}={value}", text)
 
     @property
     def score(self) -> str:
@@ -110,13 +137,19 @@ class PairRow:
         row = {
             "dom_id": self.dom_id,
             "css": f"state-{m.state if m else 'unmapped'}" + (" conflict" if self.conflict else ""),
-            "source": record.record_id if record is not None else m.source,
+            "source": self.source,
             "label": record.label if record is not None else "",
             "record": record is not None,
             "left": left,
             "mapping": m is not None,
             "message": self.message,
             "message_class": self.message_class,
+            "kind": self.kind,
+            "oob": self.oob,
+            "propose_html": self._action_html("propose", self.propose_form, self.propose_action, "row", self.dom_id,
+                                              f"Propose {'another' if m else 'a'} mapping…"),
+            "propose_message": self.propose_message,
+            "propose_message_class": self.propose_message_class,
         }
         if m is None:
             return row
@@ -136,12 +169,20 @@ class PairRow:
             if m.rationale:
                 decided += f": “{m.rationale}”"
         is_open = m.is_open
+        canonical_rejected = canonical is not None and canonical.state == CanonicalRecord.State.REJECTED
         row.update({
             "side": side,
             "relation": m.relation,
+            "mapping_pk": m.pk,
             "canonical_id": canonical.canonical_id if canonical is not None else "",
             "canonical_label": canonical.label if canonical is not None else "",
-            "canonical_rejected": canonical is not None and canonical.state == CanonicalRecord.State.REJECTED,
+            "canonical_rejected": canonical_rejected,
+            "canonical_rationale": canonical.rationale if canonical_rejected else "",
+            "reject_html": self._action_html("reject", self.reject_form, self.reject_action, "mapping", m.pk,
+                                             f"Reject {canonical.canonical_id}…")
+            if canonical is not None and not canonical_rejected else "",
+            "canonical_message": self.canonical_message,
+            "canonical_message_class": self.canonical_message_class,
             "right": right,
             "would_be": self.would_be,
             "target": m.target,
@@ -155,7 +196,6 @@ class PairRow:
             "version": m.version,
             "is_open": is_open,
             "target_input": is_open and self.needs_target,
-            "kind": self.kind,
             "target_placeholder": m.target or "allocate on accept",
         })
         return row
@@ -198,10 +238,25 @@ def _diff(old: str, new: str) -> tuple[SafeString, SafeString]:
 
 
 def _actions(run: Run, url_name: str, query: str):
-    """pk → the decision URL, reversed once per page rather than once per row."""
-    stem = reverse(url_name, args=[run.run_id, 0])[: -len("0/decide/")]
-    suffix = "decide/" + (f"?{query}" if query else "")
-    return lambda pk: f"{stem}{pk}/{suffix}"
+    """key → the URL of an item's action (decide, reject, propose), reversed once per page, not per row."""
+    head, tail = reverse(url_name, args=[run.run_id, 0]).rsplit("/0/", 1)
+    suffix = f"/{tail}" + (f"?{query}" if query else "")
+    return lambda pk: f"{head}/{pk}{suffix}"
+
+
+def _opener(url: str, text: str) -> SafeString:
+    """The link that opens a row's form in place (htmx), or on a page of its own without JavaScript.
+    Made here rather than in `_pair_row.html`: one value per row costs a fraction of the template's lookups."""
+    return format_html('<a class="row-action" href="{0}" hx-get="{0}" hx-target="this" hx-swap="outerHTML">{1}</a>', url, text)
+
+
+def _relation_select(selected: str = "") -> SafeString:
+    """The relation <select> of the propose form: rendered once per response, or per row after a refusal."""
+    options = "".join(
+        format_html('<option{}>{}</option>', mark_safe(" selected") if value == selected else "", value)
+        for value, _ in ProposeForm.RELATIONS
+    )
+    return format_html('<select name="relation">{}</select>', mark_safe(options))  # noqa: S308 — built by format_html
 
 
 def _csrf_input(request) -> SafeString:
@@ -317,26 +372,18 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
             records = records.filter(kind=kind)
         records = list(records.order_by("ordinal"))
     canonicals = _canonicals(run)
-    next_numbers = _next_numbers(run)
-    conflicts = _conflicts(mappings)
+    builder = _RowBuilder(canonicals=canonicals, next_numbers=_next_numbers(run), conflicts=_conflicts(mappings),
+                          run=run, query=_kept_query(request.GET), user=request.user)
 
     by_source: dict[str, list[Mapping]] = defaultdict(list)
     for m in mappings:
         by_source[m.source].append(m)
-    query = _kept_query(request.GET)
-    mapping_action = _actions(run, "reconcile-decide-mapping", query)
     rows = []
     for record in records:
-        for mapping in by_source.get(record.record_id) or [None]:
-            row = _pair_row(record, mapping, canonicals, next_numbers, conflicts)
-            row.action = mapping_action(mapping.pk) if mapping else ""
-            rows.append(row)
+        rows.extend(builder.rows(record, by_source.get(record.record_id, ())))
     if current == STATEMENTS:
-        for mapping in unattached:
-            row = _pair_row(None, mapping, canonicals, next_numbers, conflicts)
-            row.action = mapping_action(mapping.pk)
-            if not kind or row.kind == kind:
-                rows.append(row)
+        rows.extend(row for mapping in unattached for row in builder.rows(None, [mapping])
+                    if not kind or row.kind == kind)
     if show == "undecided":
         rows = [r for r in rows if r.mapping is None or r.is_open]
     elif show == "stale":
@@ -344,16 +391,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
     elif show == "conflicts":
         rows = [r for r in rows if r.conflict]
 
-    current_versions = [m.current_version_id for m in members if m.current_version_id]
-    issues = (IntegrationIssue.objects.filter(member_version_id__in=current_versions)
-              .annotate(member_role=F("member_version__member__role"))
-              .select_related("decision")
-              .only("id", "index", "text", "references", "line", "member_version_id", "decision")
-              .order_by("member_role", "index"))
-    issue_action = _actions(run, "reconcile-decide-issue", query)
-    issue_rows = [IssueRow(issue=i, decision=_decision_of(i), member_role=i.member_role, action=issue_action(i.pk))
-                  for i in issues]
-
+    issues_scope = filters.value("issues")
     kinds_present = sorted({c.kind for c in canonicals.values() if c.state == CanonicalRecord.State.ACTIVE})
     return {
         "run": run,
@@ -364,16 +402,84 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         "unattached_count": len(unattached),
         "kind": kind,
         "show": show,
+        "issues_scope": issues_scope,
         "kinds": [k for k, _ in filters.fields["kind"].choices if k],
         "shows": [s for s, _ in PageFilterForm.SHOW],
-        "rows": [row.display() for row in rows],
-        "issue_rows": issue_rows,
+        "rows": _grouped([row.display() for row in rows]),
+        **_issues_panel(request, run, members, selected, issues_scope),
         "targets_by_kind": _targets_by_kind(canonicals, kinds_present),
         "progress": _progress(run),
         "can_decide": has_any_role(request.user, DECIDE),
+        "can_propose": has_any_role(request.user, PROPOSE),
         "csrf_input": _csrf_input(request),
-        "query": query,
+        "query": builder.query,
         "bulk_form": BulkAcceptForm(initial={"min_score": 0.9}),
+    }
+
+
+class _RowBuilder:
+    """Makes the rows of one member record from data read up front (no query per row)."""
+
+    def __init__(self, *, run: Run, canonicals, next_numbers, conflicts, query: str, user):
+        self.canonicals, self.next_numbers, self.conflicts, self.query = canonicals, next_numbers, conflicts, query
+        self.mapping_action = _actions(run, "reconcile-decide-mapping", query)
+        # Rows offer only what the user may do (the views check it again).
+        self.reject_action = _actions(run, "reconcile-reject-canonical", query) if has_any_role(user, DECIDE) else None
+        self.propose_action = _actions(run, "reconcile-propose-mapping", query) if has_any_role(user, PROPOSE) else None
+
+    def rows(self, record: Record | None, mappings) -> list[PairRow]:
+        rows = []
+        for mapping in mappings or [None]:
+            row = _pair_row(record, mapping, self.canonicals, self.next_numbers, self.conflicts)
+            if self.propose_action:
+                row.propose_action = self.propose_action(row.source)
+            if mapping is not None:
+                row.action = self.mapping_action(mapping.pk)
+            if row.canonical is not None and self.reject_action:
+                row.reject_action = self.reject_action(row.canonical.pk)
+            rows.append(row)
+        return rows
+
+
+def _grouped(rows: list[dict]) -> list[dict]:
+    """The rows, each member record's consecutive rows wrapped in one `.record-rows` element (which
+    the propose form re-renders): the first row opens it, the last closes it. Flags on flat rows
+    rather than a nested loop, which cost a tenth of a 2,000-row page."""
+    for n, row in enumerate(rows):
+        first = n == 0 or rows[n - 1]["source"] != row["source"]
+        last = n == len(rows) - 1 or rows[n + 1]["source"] != row["source"]
+        row["open"] = format_html('<div id="rows-{}" class="record-rows">', row["source"]) if first else ""
+        row["close"] = mark_safe("</div>") if last else ""
+    return rows
+
+
+def _page_url(run: Run, params: dict) -> str:
+    query = urlencode({k: v for k, v in params.items() if v})
+    return reverse("run-reconcile", args=[run.run_id]) + (f"?{query}" if query else "")
+
+
+def _issues_panel(request, run: Run, members, selected, scope: str) -> dict:
+    """The integration issues of the picked member (or of all members: `issues=all`), two queries."""
+    current_versions = [m.current_version_id for m in members if m.current_version_id]
+    per_version = dict(IntegrationIssue.objects.filter(member_version_id__in=current_versions)
+                       .values_list("member_version_id").annotate(n=Count("id")).order_by())
+    scoped = selected if scope != "all" else None
+    issues = IntegrationIssue.objects.filter(
+        member_version_id__in=[scoped.current_version_id] if scoped else current_versions)
+    issues = (issues.annotate(member_role=F("member_version__member__role"))
+              .select_related("decision")
+              .only("id", "index", "text", "references", "line", "member_version_id", "decision")
+              .order_by("member_role", "index"))
+    issue_action = _actions(run, "reconcile-decide-issue", _kept_query(request.GET))
+    kept = {name: request.GET.get(name, "") for name in KEPT_FILTERS}
+    return {
+        "issue_rows": [IssueRow(issue=i, decision=_decision_of(i), member_role=i.member_role,
+                                action=issue_action(i.pk)) for i in issues],
+        "issues_member": scoped.role if scoped else "",
+        "issues_total": sum(per_version.values()),
+        "issues_of_selected": per_version.get(selected.current_version_id, 0) if selected else 0,
+        "issues_all_url": _page_url(run, kept | {"issues": "all"}) + "#issues",
+        "issues_member_url": _page_url(run, kept | {"issues": ""}) + "#issues",
     }
 
 
@@ -484,16 +590,27 @@ def run_reconcile(request, run_id: str):
     return render(request, "reconcile/run_reconcile.html", context)
 
 
-def _mapping_row(mapping: Mapping) -> PairRow:
-    """The row of one mapping, built the same way as on the page (a few queries, not per page)."""
-    run = mapping.run
-    mapping = _current_mappings(run).get(pk=mapping.pk)
-    record = (Record.objects.filter(run=run, record_id=mapping.source, record_type=Record.Type.DECLARATION,
-                                    member_version__member__current_version=F("member_version"))
-              .only(*RECORD_COLUMNS).first())
-    related = list(_current_mappings(run).filter(Q(source=mapping.source) | Q(target=mapping.target)
-                                                  if mapping.target else Q(source=mapping.source)))
-    return _pair_row(record, mapping, _canonicals(run), _next_numbers(run), _conflicts(related))
+def _rows_of(request, run: Run, *, source: str = "", mapping_pks=()) -> list[PairRow]:
+    """The rows of one member record (`source`) or of some mappings, built the way the page builds
+    them: a few queries for the items asked for, not for the whole page."""
+    wanted = list(_current_mappings(run).filter(Q(source=source) if source else Q(pk__in=mapping_pks)))
+    sources = {m.source for m in wanted} | ({source} if source else set())
+    targets = {m.target for m in wanted if m.target}
+    related = list(_current_mappings(run).filter(Q(source__in=sources) | Q(target__in=targets)))
+    records = {r.record_id: r for r in Record.objects.filter(
+        run=run, record_id__in=sources, record_type=Record.Type.DECLARATION,
+        member_version__member__current_version=F("member_version")).only(*RECORD_COLUMNS)}
+    canonicals = {c.canonical_id: c for c in
+                  CanonicalRecord.objects.filter(run=run, canonical_id__in=targets).only(*CANONICAL_COLUMNS)}
+    builder = _RowBuilder(run=run, canonicals=canonicals, next_numbers=_next_numbers(run),
+                          conflicts=_conflicts(related), query=_kept_query(request.GET), user=request.user)
+    if source:
+        return builder.rows(records.get(source), wanted) if wanted or source in records else []
+    return [row for m in wanted for row in builder.rows(records.get(m.source), [m])]
+
+
+def _mapping_row(request, run: Run, mapping: Mapping) -> PairRow:
+    return _rows_of(request, run, mapping_pks=[mapping.pk])[0]
 
 
 def _issue_row(decision: IssueDecision) -> IssueRow:
@@ -502,13 +619,18 @@ def _issue_row(decision: IssueDecision) -> IssueRow:
     return IssueRow(issue=issue, decision=_decision_of(issue), member_role=issue.member_role)
 
 
+def _swap_context(request, run: Run) -> dict:
+    """What every fragment answering a POST needs besides its rows; the counters go out of band."""
+    query = _kept_query(request.GET)
+    return {"run": run, "progress": _progress(run), "can_decide": has_any_role(request.user, DECIDE),
+            "can_propose": has_any_role(request.user, PROPOSE), "csrf_input": _csrf_input(request),
+            "query": query, "oob": True}
+
+
 def _row_response(request, run: Run, partial: str, row, status: int) -> HttpResponse:
-    url_name = "reconcile-decide-mapping" if partial == "pair-swap" else "reconcile-decide-issue"
-    row.action = _actions(run, url_name, _kept_query(request.GET))(row.mapping.pk if partial == "pair-swap"
-                                                                     else row.issue.pk)
-    context = {"run": run, "row": row.display() if partial == "pair-swap" else row, "progress": _progress(run),
-               "can_decide": True, "csrf_input": _csrf_input(request), "query": _kept_query(request.GET),
-               "oob": True}
+    if partial == "issue-swap":
+        row.action = _actions(run, "reconcile-decide-issue", _kept_query(request.GET))(row.issue.pk)
+    context = _swap_context(request, run) | {"row": row.display() if partial == "pair-swap" else row}
     return render(request, f"reconcile/run_reconcile.html#{partial}", context, status=status)
 
 
@@ -540,7 +662,7 @@ def decide_mapping(request, run_id: str, mapping_id: int):
     if not request.htmx:
         messages.add_message(request, messages.SUCCESS if status == 200 else messages.ERROR, message)
         return redirect(_back_to_page(run, request, f"pair-{mapping.pk}"))
-    row = _mapping_row(mapping)
+    row = _mapping_row(request, run, mapping)
     row.message, row.message_class = message if status != 200 else "", message_class
     return _row_response(request, run, "pair-swap", row, status)
 
@@ -598,3 +720,137 @@ def bulk_accept(request, run_id: str):
     messages.success(request, f"Accepted {accepted} suggestion{'s' if accepted != 1 else ''} "
                               f"scoring at least {form.cleaned_data['min_score']:.2f}.")
     return redirect(_back_to_page(run, request))
+
+
+def _refresh_with(request, level: int, message: str) -> HttpResponse:
+    """An answer for a row that cannot be drawn (a hand-made request): reload the page, message on top."""
+    messages.add_message(request, level, message)
+    return HttpResponseClientRefresh()
+
+
+def _propose_form(request, run: Run, source: str, *, row: str, relation: str = "", target: str = "",
+                  inline: bool = True) -> dict:
+    """What `reconcile/row_action.html#propose-form` prints; `row` is the row it opens in."""
+    parsed = parse_id(source)
+    return {"action": _actions(run, "reconcile-propose-mapping", _kept_query(request.GET))(source),
+            "source": source, "kind": parsed[1] if parsed else "", "select": _relation_select(relation),
+            "target": target, "row": row, "inline": inline, "csrf": _csrf_input(request)}
+
+
+def _reject_form(request, run: Run, record: CanonicalRecord, mapping_pk, *, inline: bool = True) -> dict:
+    """What `reconcile/row_action.html#reject-form` prints."""
+    return {"action": _actions(run, "reconcile-reject-canonical", _kept_query(request.GET))(record.pk),
+            "canonical_id": record.canonical_id, "mapping": mapping_pk or "", "inline": inline,
+            "csrf": _csrf_input(request)}
+
+
+def _row_action_page(request, run: Run, context: dict) -> HttpResponse:
+    """A row's form on its own: the htmx fragment that replaces the row's link, or (without
+    JavaScript) a small page holding the form."""
+    context = context | {"run": run, "csrf_input": _csrf_input(request), "back_url": _back_to_page(run, request)}
+    if request.htmx:
+        partial = "propose-form" if "propose" in context else "reject-form"
+        return render(request, f"reconcile/row_action.html#{partial}", context)
+    for form in ("propose", "reject"):
+        if form in context:
+            context[form]["inline"] = False
+    return render(request, "reconcile/row_action.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def propose_mapping(request, run_id: str, source: str):
+    """Another mapping for one member record (GET: the form); the record's rows come back with the new one."""
+    run = get_object_or_404(Run, run_id=run_id)
+    actor = Actor.for_request(request)
+    check_role(request.user, PROPOSE, run=run, action="mapping.propose", actor=actor)
+    if parse_id(source) is None:
+        raise Http404(f"{source!r} is not a record ID")
+    if request.method == "GET":
+        kind = parse_id(source)[1]
+        targets = _targets_by_kind(_canonicals(run), [kind])[kind]
+        row = request.GET.get("row", "")
+        return _row_action_page(request, run, {"propose": _propose_form(request, run, source, row=row),
+                                               "source": source, "targets": targets})
+    form = ProposeForm(request.POST)
+    status, message, message_class, mapping = 200, "", "", None
+    if not form.is_valid():
+        status, message, message_class = 400, form.problem(), "error"
+    else:
+        try:
+            mapping, created = services.propose_mapping(run=run, source=source, relation=form.cleaned_data["relation"],
+                                                        target=form.cleaned_data["target"] or None, actor=actor)
+            message = f"Proposed: {mapping}." if created else f"Already proposed and still open: {mapping}."
+            message_class = "ok"
+        except services.StateConflict as error:
+            status, message, message_class = 409, str(error), "error"
+        except services.ProposalError as error:
+            status, message, message_class = 400, str(error), "error"
+    if not request.htmx:
+        messages.add_message(request, messages.SUCCESS if status == 200 else messages.ERROR, message)
+        return redirect(_back_to_page(run, request, f"rows-{source}"))
+    rows = _rows_of(request, run, source=source)
+    if not rows:
+        return _refresh_with(request, messages.ERROR, message)
+    # The message goes to the new mapping's row, or after a refusal to the row the form was opened in.
+    at = f"pair-{mapping.pk}" if mapping is not None else request.POST.get("row", "")
+    row = next((r for r in rows if r.dom_id == at), rows[0])
+    row.propose_message, row.propose_message_class = message, message_class
+    if mapping is None:
+        row.propose_form = _propose_form(request, run, source, row=row.dom_id, relation=request.POST.get("relation", ""),
+                                         target=request.POST.get("target", ""))
+    return render(request, "reconcile/run_reconcile.html#record-swap",
+                  _swap_context(request, run) | {"rows": _grouped([r.display() for r in rows])}, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def reject_canonical(request, run_id: str, canonical_id: int):
+    """Take a canonical record out of the shared set (GET: the form), from a row that shows it; every
+    row of the same member pointing at it is redrawn out of band."""
+    run = get_object_or_404(Run, run_id=run_id)
+    actor = Actor.for_request(request)
+    check_role(request.user, DECIDE, run=run, action="canonical.reject", actor=actor)
+    record = get_object_or_404(CanonicalRecord, run=run, pk=canonical_id)
+    form = RejectCanonicalForm(request.POST if request.method == "POST" else None)
+    if request.method == "GET":
+        mapping_pk = request.GET.get("mapping", "")
+        return _row_action_page(request, run, {"reject": _reject_form(
+            request, run, record, mapping_pk if mapping_pk.isdigit() else ""), "record": record})
+    status, message = 200, ""
+    if not form.is_valid():
+        status, message = 400, form.problem()
+    else:
+        try:
+            record = services.reject_canonical_record(record=record, rationale=form.cleaned_data["rationale"],
+                                                      actor=actor)
+            message = f"Rejected {record.canonical_id}: it is out of the shared set."
+        except services.StateConflict as error:
+            status, message = 409, str(error)
+        except services.ProposalError as error:
+            status, message = 400, str(error)
+    mapping_pk = form.cleaned_data.get("mapping")
+    if not request.htmx:
+        messages.add_message(request, messages.SUCCESS if status == 200 else messages.ERROR, message)
+        return redirect(_back_to_page(run, request, f"pair-{mapping_pk}" if mapping_pk else ""))
+    mapping = Mapping.objects.filter(run=run, pk=mapping_pk, target=record.canonical_id).first() if mapping_pk else None
+    if mapping is None:
+        return _refresh_with(request, messages.SUCCESS if status == 200 else messages.ERROR, message)
+    # The other rows on the same page: mappings onto this record whose source is a record of the same
+    # member version (or, for mapping statements, that have none).
+    same_page = Mapping.objects.filter(run=run, target=record.canonical_id).exclude(pk=mapping.pk)
+    if mapping.source_record_id:
+        same_page = same_page.filter(source_record__member_version__records=mapping.source_record_id)
+    else:
+        same_page = same_page.filter(source_record__isnull=True)
+    rows = _rows_of(request, run, mapping_pks=[mapping.pk, *same_page.values_list("pk", flat=True)])
+    row = next(r for r in rows if r.mapping.pk == mapping.pk)
+    if status != 200:
+        row.canonical_message, row.canonical_message_class = message, "error"
+        if status == 400:
+            row.reject_form = _reject_form(request, run, record, mapping.pk)
+    others = [r for r in rows if r is not row]
+    for other in others:
+        other.oob = True
+    context = _swap_context(request, run) | {"row": row.display(), "oob_rows": [r.display() for r in others]}
+    return render(request, "reconcile/run_reconcile.html#canonical-swap", context, status=status)
