@@ -369,3 +369,255 @@ def test_it_tells_a_bulk_accept_on_an_approved_run_to_reopen_it_first(client, re
     assert response.status_code == 200
     assert "reopen it before changing its reconciliation" in response.content.decode()
     assert not Mapping.objects.filter(run=small_run, state="accepted").exists()
+
+
+# Proposing from the page ----------------------------------------------------------
+
+def propose_url(run, source):
+    return f"/runs/{run.run_id}/reconcile/records/{source}/propose/"
+
+
+def test_it_proposes_another_mapping_and_returns_the_records_rows_with_it(client, reviewer, small_run):
+    suggested = same_mapping(small_run)  # MEM-CMP-slota → RT-CMP-slota
+    client.force_login(reviewer.user)
+    response = client.post(propose_url(small_run, "MEM-CMP-slota") + "?member=memory",
+                           {"relation": "part-of", "target": "RT-CMP-slota", "row": f"pair-{suggested.pk}"},
+                           HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    proposed = Mapping.objects.get(run=small_run, source="MEM-CMP-slota", relation="part-of")
+    assert response.status_code == 200
+    assert body.lstrip().startswith('<div id="rows-MEM-CMP-slota" class="record-rows">')
+    assert body.count("<article") == 2 and f'id="pair-{suggested.pk}"' in body and f'id="pair-{proposed.pk}"' in body
+    assert "Proposed: MEM-CMP-slota part-of RT-CMP-slota." in body
+    assert "MEM-CMP-slota has 2 open mappings" in body  # the record now has a conflict to resolve
+    assert 'hx-swap-oob="true"' in body and 'data-count="mappings-left">7<' in body
+    assert f'/mappings/{proposed.pk}/decide/?member=memory' in body  # the new row keeps the page's filters
+    assert proposed.origin == "agent" and proposed.proposed_by == "user:reviewer-1" and proposed.state == "proposed"
+    assert AuditEvent.objects.filter(run=small_run, action="mapping.proposed", object_id=str(proposed.pk)).count() == 1
+
+
+def test_it_says_an_identical_open_proposal_is_already_there(client, agent, small_run):
+    client.force_login(agent.user)
+    data = {"relation": "no-counterpart", "target": ""}
+    client.post(propose_url(small_run, "MEM-ABS-slote"), data, HTTP_HX_REQUEST="true")
+    again = client.post(propose_url(small_run, "MEM-ABS-slote"), data, HTTP_HX_REQUEST="true")
+    assert again.status_code == 200 and "Already proposed and still open" in again.content.decode()
+    assert Mapping.objects.filter(run=small_run, source="MEM-ABS-slote", relation="no-counterpart").count() == 1
+
+
+def test_it_answers_a_refused_proposal_with_400_and_the_form_open_with_the_input(client, reviewer, small_run):
+    client.force_login(reviewer.user)
+    suggested = same_mapping(small_run)
+    response = client.post(propose_url(small_run, "MEM-CMP-slota"),
+                           {"relation": "same", "target": "RT-OBJ-<b>", "row": f"pair-{suggested.pk}"},
+                           HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert "is not a record ID" in body and "row-message error" in body
+    assert 'class="row-form propose-form"' in body and 'value="RT-OBJ-&lt;b&gt;"' in body  # input kept, escaped
+    assert '<option selected>same</option>' in body
+    assert "<b>" not in body
+    assert Mapping.objects.filter(run=small_run, source="MEM-CMP-slota").count() == 1
+
+
+def test_it_answers_a_proposal_of_another_kind_with_400_naming_both(client, reviewer, small_run):
+    client.force_login(reviewer.user)
+    response = client.post(propose_url(small_run, "MEM-CMP-slota"), {"relation": "same", "target": "RT-OBJ-slotb"},
+                           HTTP_HX_REQUEST="true")
+    assert response.status_code == 400
+    assert "kinds differ: MEM-CMP-slota is CMP but RT-OBJ-slotb is OBJ" in response.content.decode()
+
+
+def test_it_answers_a_malformed_relation_with_400(client, reviewer, small_run):
+    client.force_login(reviewer.user)
+    response = client.post(propose_url(small_run, "MEM-CMP-slota"), {"relation": "twin"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 400 and "relation:" in response.content.decode()
+
+
+def test_it_answers_a_proposal_on_an_approved_run_with_409(client, reviewer, small_run):
+    Run.objects.filter(pk=small_run.pk).update(status=Run.Status.APPROVED)
+    client.force_login(reviewer.user)
+    response = client.post(propose_url(small_run, "MEM-CMP-slota"), {"relation": "no-counterpart"},
+                           HTTP_HX_REQUEST="true")
+    assert response.status_code == 409 and "reopen it before changing" in response.content.decode()
+
+
+def test_a_plain_post_proposal_redirects_back_to_the_record_with_a_message(client, reviewer, small_run):
+    client.force_login(reviewer.user)
+    response = client.post(propose_url(small_run, "MEM-CLM-slotd") + "?member=memory&kind=CLM",
+                           {"relation": "no-counterpart", "target": ""})
+    assert response.status_code == 302
+    assert response["Location"] == f"{page(small_run)}?member=memory&kind=CLM#rows-MEM-CLM-slotd"
+    followed = client.get(response["Location"]).content.decode()
+    assert "Proposed: MEM-CLM-slotd no-counterpart" in followed
+    assert followed.count('id="rows-MEM-CLM-slotd"') == 1 and followed.count("<article") == 2 + 4
+
+
+def test_an_unknown_source_is_refused_without_a_500(client, reviewer, small_run):
+    client.force_login(reviewer.user)
+    plain = client.post(propose_url(small_run, "MEM-OBJ-nowhere"), {"relation": "new"}, follow=True)
+    assert "MEM-OBJ-nowhere is not declared by a current member report" in plain.content.decode()
+    swap = client.post(propose_url(small_run, "MEM-OBJ-nowhere"), {"relation": "new"}, HTTP_HX_REQUEST="true")
+    assert swap.status_code == 200 and swap["HX-Refresh"] == "true"  # no row to draw: reload with the message
+    assert client.get(propose_url(small_run, "not-an-id")).status_code == 404
+    assert not Mapping.objects.filter(run=small_run, source="MEM-OBJ-nowhere").exists()
+
+
+def test_it_opens_the_propose_form_in_place_or_on_its_own_page_without_javascript(client, reviewer, small_run):
+    client.force_login(reviewer.user)
+    body = client.get(page(small_run, member="memory")).content.decode()
+    link = f'href="{propose_url(small_run, "MEM-OBJ-slotb")}?member=memory&amp;row=pair-'
+    assert link in body and "Propose another mapping…" in body
+    fragment = client.get(propose_url(small_run, "MEM-OBJ-slotb") + "?member=memory&row=pair-9",
+                          HTTP_HX_REQUEST="true").content.decode()
+    assert fragment.startswith('<form class="row-form propose-form"') and "<html" not in fragment
+    assert 'hx-target="closest .record-rows"' in fragment and 'name="row" value="pair-9"' in fragment
+    assert 'list="targets-OBJ"' in fragment and 'name="csrfmiddlewaretoken"' in fragment
+    standalone = client.get(propose_url(small_run, "MEM-OBJ-slotb") + "?member=memory").content.decode()
+    assert "<html" in standalone and "hx-post" not in standalone.split('class="row-form')[1].split(">")[0]
+    assert '<datalist id="targets-OBJ"><option value="RT-OBJ-slotb"></datalist>' in standalone
+    assert f'href="{page(small_run)}?member=memory"' in standalone  # back to the page it came from
+
+
+def test_an_agent_proposes_from_the_page_but_is_offered_no_decision(client, agent, small_run):
+    client.force_login(agent.user)
+    body = client.get(page(small_run)).content.decode()
+    assert "Propose another mapping…" in body
+    assert 'name="decision"' not in body and "Reject RT-" not in body
+    response = client.post(propose_url(small_run, "MEM-OBJ-slotb"), {"relation": "part-of", "target": "RT-OBJ-slotb"},
+                           HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and 'name="decision"' not in response.content.decode()
+    assert Mapping.objects.get(run=small_run, relation="part-of").proposed_by == "user:agent-1"
+
+
+def test_an_auditor_is_offered_no_proposal_and_refused_one(client, auditor, small_run):
+    client.force_login(auditor.user)
+    assert "Propose another mapping" not in client.get(page(small_run)).content.decode()
+    response = client.post(propose_url(small_run, "MEM-OBJ-slotb"), {"relation": "no-counterpart"},
+                           HTTP_HX_REQUEST="true")
+    assert response.status_code == 403
+    assert AuditEvent.objects.filter(run=small_run, action="permission.denied").count() == 1
+    assert not Mapping.objects.filter(run=small_run, relation="no-counterpart").exists()
+
+
+# Rejecting a canonical record -------------------------------------------------------
+
+def reject_url(run, canonical):
+    return f"/runs/{run.run_id}/reconcile/canonical/{canonical.pk}/reject/"
+
+
+def test_it_rejects_a_canonical_record_from_the_row_that_shows_it(client, reviewer, small_run):
+    mapping = same_mapping(small_run)
+    canonical = CanonicalRecord.objects.get(run=small_run, canonical_id=mapping.target)
+    client.force_login(reviewer.user)
+    body = client.get(page(small_run)).content.decode()
+    assert f'href="{reject_url(small_run, canonical)}?mapping={mapping.pk}"' in body
+    response = client.post(reject_url(small_run, canonical), {"rationale": "not a <real> component",
+                                                              "mapping": mapping.pk}, HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert body.lstrip().startswith(f'<article id="pair-{mapping.pk}"') and body.count("<article") == 1
+    assert "Taken out of the shared set: “not a &lt;real&gt; component”" in body and "status-rejected" in body
+    assert f"Reject {canonical.canonical_id}…" not in body
+    canonical.refresh_from_db()
+    assert canonical.state == "rejected" and canonical.rationale == "not a <real> component"
+    assert AuditEvent.objects.filter(run=small_run, action="canonical.rejected").count() == 1
+
+
+def test_it_redraws_the_other_rows_of_the_page_that_point_at_the_rejected_record(client, reviewer, small_run):
+    mapping = same_mapping(small_run)
+    record = Record.objects.get(run=small_run, record_id="MEM-OBJ-slotb")
+    other = Mapping.objects.create(run=small_run, source=record.record_id, source_record=record, relation="part-of",
+                                   target=mapping.target, origin="agent", proposed_by="token:agent-1")
+    canonical = CanonicalRecord.objects.get(run=small_run, canonical_id=mapping.target)
+    client.force_login(reviewer.user)
+    body = client.post(reject_url(small_run, canonical), {"rationale": "duplicate", "mapping": mapping.pk},
+                       HTTP_HX_REQUEST="true").content.decode()
+    assert body.count("<article") == 2
+    assert f'<article id="pair-{other.pk}" class="pair state-proposed conflict" hx-swap-oob="true"' in body \
+        or f'<article id="pair-{other.pk}" class="pair state-proposed" hx-swap-oob="true"' in body
+    assert body.count("Taken out of the shared set: “duplicate”") == 2
+
+
+def test_it_requires_a_rationale_to_reject_a_canonical_record(client, reviewer, small_run):
+    mapping = same_mapping(small_run)
+    canonical = CanonicalRecord.objects.get(run=small_run, canonical_id=mapping.target)
+    client.force_login(reviewer.user)
+    response = client.post(reject_url(small_run, canonical), {"rationale": "  ", "mapping": mapping.pk},
+                           HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert "Rejecting a record needs a rationale" in body and 'class="row-form reject-form"' in body
+    canonical.refresh_from_db()
+    assert canonical.state == "active"
+
+
+def test_it_answers_rejecting_a_rejected_record_with_409(client, reviewer, small_run):
+    mapping = same_mapping(small_run)
+    canonical = CanonicalRecord.objects.get(run=small_run, canonical_id=mapping.target)
+    services.reject_canonical_record(record=canonical, rationale="first", actor=OTHER_REVIEWER)
+    client.force_login(reviewer.user)
+    response = client.post(reject_url(small_run, canonical), {"rationale": "second", "mapping": mapping.pk},
+                           HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 409 and "already rejected" in body and "“first”" in body
+    canonical.refresh_from_db()
+    assert canonical.rationale == "first"
+
+
+def test_a_plain_post_rejection_redirects_back_to_the_row(client, reviewer, small_run):
+    mapping = same_mapping(small_run)
+    canonical = CanonicalRecord.objects.get(run=small_run, canonical_id=mapping.target)
+    client.force_login(reviewer.user)
+    form_page = client.get(reject_url(small_run, canonical) + f"?member=memory&mapping={mapping.pk}").content.decode()
+    assert "<html" in form_page and f'name="mapping" value="{mapping.pk}"' in form_page
+    response = client.post(reject_url(small_run, canonical) + "?member=memory",
+                           {"rationale": "duplicate", "mapping": mapping.pk})
+    assert response["Location"] == f"{page(small_run)}?member=memory#pair-{mapping.pk}"
+    assert "Rejected RT-CMP-slota" in client.get(response["Location"]).content.decode()
+
+
+@pytest.mark.parametrize("persona", ["agent", "auditor"])
+def test_only_reviewers_reject_canonical_records(client, request, small_run, persona):
+    canonical = CanonicalRecord.objects.filter(run=small_run).first()
+    client.force_login(request.getfixturevalue(persona).user)
+    response = client.post(reject_url(small_run, canonical), {"rationale": "no"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 403
+    canonical.refresh_from_db()
+    assert canonical.state == "active"
+
+
+# The integration-issues panel follows the member picker -------------------------------
+
+@pytest.fixture
+def two_members(small_run):
+    epistemic = make_member(small_run, "epistemic")
+    declaration(epistemic, 1, "EPI-CLM-trust", "Trust", "The runtime trusts recall.").save()
+    issues(epistemic, ["EPI-CLM-trust questions RT-OBJ-slotb.", "A second epistemic issue."])
+    return small_run
+
+
+def test_the_issues_panel_shows_the_picked_members_issues(client, reviewer, two_members):
+    client.force_login(reviewer.user)
+    memory = client.get(page(two_members, member="memory")).content.decode()
+    panel = memory.split('id="issues"')[1]
+    assert "Integration issues of memory" in panel and panel.count('class="issue state-') == 4
+    assert "A second epistemic issue" not in panel
+    assert f'href="{page(two_members)}?member=memory&amp;issues=all#issues"' in panel
+    assert "Show all members' issues (6)" in panel
+    epistemic = client.get(page(two_members, member="epistemic")).content.decode().split('id="issues"')[1]
+    assert epistemic.count('class="issue state-') == 2 and "A second epistemic issue" in epistemic
+
+
+def test_the_issues_panel_shows_every_members_issues_on_request_and_keeps_it(client, reviewer, two_members):
+    client.force_login(reviewer.user)
+    body = client.get(page(two_members, member="memory", issues="all")).content.decode()
+    panel = body.split('id="issues"')[1]
+    assert "Integration issues of all members" in panel and panel.count('class="issue state-') == 6
+    assert "Show only memory's issues (4)" in panel
+    assert "?member=epistemic&amp;issues=all" in body  # the picker keeps the choice
+    assert '<input type="hidden" name="issues" value="all">' in body  # and so does the filter form
+    decision = IssueDecision.objects.filter(run=two_members).order_by("pk").first()
+    response = client.post(issue_url(two_members, decision) + "?member=memory&issues=all",
+                           {"decision": "accept", "version": 1})
+    assert response["Location"].startswith(f"{page(two_members)}?member=memory&issues=all#issue-")

@@ -43,3 +43,19 @@ def test_it_keeps_the_query_count_of_an_htmx_filter_swap_constant(client, review
         assert response.status_code == 200 and b"<html" not in response.content
         counts.append(len(queries))
     assert counts[0] == counts[1]
+
+
+def test_it_keeps_the_query_count_constant_with_every_members_issues_and_a_proposer(client, agent):
+    """The issues panel of all members (`issues=all`), seen by an agent, whose rows offer proposals."""
+    client.force_login(agent.user)
+    counts, pages = [], []
+    for size, run_id in ((20, "AAS-2026-09-25-small-03"), (2000, "AAS-2026-09-25-large-03")):
+        run, member = build_reconcile_run(records=size, run_id=run_id, issue_count=size // 4)
+        url = f"/runs/{run.run_id}/reconcile/?member={member}&issues=all"
+        client.get(url)
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(url)
+        counts.append(len(queries))
+        pages.append(response.content)
+    assert pages[1].count(b"Propose another mapping") == 2000 and pages[1].count(b'class="issue state-') == 500
+    assert counts[0] == counts[1], f"{counts[0]} queries at 20 records, {counts[1]} at 2,000"
