@@ -77,3 +77,17 @@ class RejectCanonicalForm(forms.Form):
 
     def problem(self) -> str:
         return " ".join(message for messages in self.errors.values() for message in messages)
+
+
+class AmendmentDecisionForm(DecisionForm):
+    """One decision on an amendment or unresolved conflict: also `carry` it into the result's Limitations."""
+
+    DECISIONS = DecisionForm.DECISIONS + [("carry", "carry")]
+
+    decision = forms.ChoiceField(choices=DECISIONS)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("decision") == "carry" and not data.get("rationale"):
+            self.add_error("rationale", "Carrying it into the Limitations needs a rationale: say why it stays open.")
+        return data

@@ -11,6 +11,8 @@ urlpatterns = [
     path("runs/<str:run_id>/reconcile/issues/<int:issue_id>/decide/", views.decide_issue,
          name="reconcile-decide-issue"),
     path("runs/<str:run_id>/reconcile/bulk-accept/", views.bulk_accept, name="reconcile-bulk-accept"),
+    path("runs/<str:run_id>/reconcile/amendments/<int:amendment_id>/decide/", views.decide_amendment,
+         name="reconcile-decide-amendment"),
     path("runs/<str:run_id>/reconcile/records/<str:source>/propose/", views.propose_mapping,
          name="reconcile-propose-mapping"),
     path("runs/<str:run_id>/reconcile/canonical/<int:canonical_id>/reject/", views.reject_canonical,

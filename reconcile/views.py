@@ -40,8 +40,8 @@ from reviews.audit import Actor
 from reviews.models import Run
 
 from . import diffing, services
-from .forms import BulkAcceptForm, DecisionForm, PageFilterForm, ProposeForm, RejectCanonicalForm
-from .models import CanonicalRecord, Decidable, IssueDecision, KindCounter, Mapping
+from .forms import AmendmentDecisionForm, BulkAcceptForm, DecisionForm, PageFilterForm, ProposeForm, RejectCanonicalForm
+from .models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, KindCounter, Mapping
 
 # Members whose declarations are the canonical side, not something to map.
 CANONICAL_ROLES = {"runtime", "result"}
@@ -219,6 +219,38 @@ class IssueRow:
         return self.decision is None or self.decision.is_open
 
 
+@dataclass
+class AmendmentRow:
+    """An `Amendment:` or `Unresolved conflict:` paragraph of a current member version and its decision."""
+
+    amendment: AmendmentDecision
+    message: str = ""
+    message_class: str = ""
+    action: str = ""
+    oob: bool = False
+
+    @property
+    def dom_id(self) -> str:
+        return f"amendment-{self.amendment.pk}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.amendment.state in (Decidable.State.PROPOSED, Decidable.State.STALE)
+
+    @property
+    def is_conflict(self) -> bool:
+        return self.amendment.kind == AmendmentDecision.Kind.UNRESOLVED_CONFLICT
+
+    @property
+    def label(self) -> str:
+        return "Unresolved conflict" if self.is_conflict else "Amendment"
+
+    @property
+    def supersession(self) -> str:
+        """The supersedes mapping that decides this amendment, in words ('' when it has none)."""
+        return str(self.amendment.mapping) if self.amendment.mapping_id else ""
+
+
 # Word diffs cost ~0.1 ms each (difflib), a tenth of a 2,000-row page; texts change far less often
 # than the page is loaded, so each process keeps the latest few thousand.
 @functools.lru_cache(maxsize=4096)
@@ -330,7 +362,10 @@ def _progress(run: Run) -> dict:
     """Counts of what is left to decide, in the shape of services.decision_progress."""
     progress = services.decision_progress(run)
     mappings, issues = progress.get("mappings", {}), progress.get("issues", {})
+    amendments = progress.get("amendments", {})
     return {
+        "amendments_undecided": amendments.get("undecided", 0),
+        "amendments_total": amendments.get("total", 0),
         "mappings_undecided": mappings.get("undecided", 0),
         "mappings_stale": mappings.get("stale", 0),
         "mappings_total": mappings.get("total", 0),
@@ -407,6 +442,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         "shows": [s for s, _ in PageFilterForm.SHOW],
         "rows": _grouped([row.display() for row in rows]),
         **_issues_panel(request, run, members, selected, issues_scope),
+        "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
         "targets_by_kind": _targets_by_kind(canonicals, kinds_present),
         "progress": _progress(run),
         "can_decide": has_any_role(request.user, DECIDE),
@@ -451,6 +487,15 @@ def _grouped(rows: list[dict]) -> list[dict]:
         row["open"] = format_html('<div id="rows-{}" class="record-rows">', row["source"]) if first else ""
         row["close"] = mark_safe("</div>") if last else ""
     return rows
+
+
+def _amendment_rows(request, run: Run, decisions) -> list[AmendmentRow]:
+    """Rows of the given amendment decisions, in one query (the supersedes mapping joined in)."""
+    decisions = (decisions.annotate(member_role=F("member_version__member__role"))
+                 .select_related("mapping").defer("mapping__reason")
+                 .order_by("member_role", "index"))
+    action = _actions(run, "reconcile-decide-amendment", _kept_query(request.GET))
+    return [AmendmentRow(amendment=a, action=action(a.pk)) for a in decisions]
 
 
 def _page_url(run: Run, params: dict) -> str:
@@ -627,10 +672,25 @@ def _swap_context(request, run: Run) -> dict:
             "query": query, "oob": True}
 
 
-def _row_response(request, run: Run, partial: str, row, status: int) -> HttpResponse:
+def _following_amendments(run: Run, mapping: Mapping):
+    """The current amendments that a decision on `mapping` decides (a supersession follows its
+    supersedes mappings): their rows in the amendments panel are redrawn beside the mapping's."""
+    if mapping.relation != Mapping.Relation.SUPERSEDES or not mapping.origin_key:
+        return AmendmentDecision.objects.none()
+    candidates = (services.current_amendment_decisions(run).filter(kind=AmendmentDecision.Kind.AMENDMENT,
+                                                                   text__contains=mapping.source)
+                  .select_related("member_version__member")
+                  .defer("member_version__content", "member_version__parsed", "member_version__front_matter"))
+    pks = [a.pk for a in candidates if (mapping.origin, mapping.origin_key)
+           in services.supersession_keys(a.member_version.member.role, a.kind, a.text)]
+    return AmendmentDecision.objects.filter(pk__in=pks)
+
+
+def _row_response(request, run: Run, partial: str, row, status: int, oob_rows=()) -> HttpResponse:
     if partial == "issue-swap":
         row.action = _actions(run, "reconcile-decide-issue", _kept_query(request.GET))(row.issue.pk)
-    context = _swap_context(request, run) | {"row": row.display() if partial == "pair-swap" else row}
+    context = _swap_context(request, run) | {"row": row.display() if partial == "pair-swap" else row,
+                                             "oob_rows": oob_rows}
     return render(request, f"reconcile/run_reconcile.html#{partial}", context, status=status)
 
 
@@ -664,7 +724,10 @@ def decide_mapping(request, run_id: str, mapping_id: int):
         return redirect(_back_to_page(run, request, f"pair-{mapping.pk}"))
     row = _mapping_row(request, run, mapping)
     row.message, row.message_class = message if status != 200 else "", message_class
-    return _row_response(request, run, "pair-swap", row, status)
+    followers = _amendment_rows(request, run, _following_amendments(run, mapping)) if status == 200 else []
+    for follower in followers:
+        follower.oob = True
+    return _row_response(request, run, "pair-swap", row, status, oob_rows=followers)
 
 
 @login_required
@@ -854,3 +917,68 @@ def reject_canonical(request, run_id: str, canonical_id: int):
         other.oob = True
     context = _swap_context(request, run) | {"row": row.display(), "oob_rows": [r.display() for r in others]}
     return render(request, "reconcile/run_reconcile.html#canonical-swap", context, status=status)
+
+
+def _shown_member(request, run: Run) -> str:
+    """The picker entry the page that sent a request shows (its `member`, or the page's default)."""
+    pickable = [m.role for m in _members(run) if m.role not in CANONICAL_ROLES and m.declarations]
+    if Mapping.objects.filter(run=run, source_record__isnull=True).exists():
+        pickable.append(STATEMENTS)
+    wanted = request.GET.get("member", "")
+    return wanted if wanted in pickable else (pickable[0] if pickable else "")
+
+
+def _mapping_rows_on_page(request, run: Run, mappings: list[Mapping]) -> list[dict]:
+    """Rows of `mappings` that the page which sent the request shows, to redraw out of band there
+    (an out-of-band swap whose row is not on the page would be an error in the browser)."""
+    if not mappings:
+        return []
+    shown, kind = _shown_member(request, run), request.GET.get("kind", "")
+    roles = dict(_current_mappings(run).filter(pk__in=[m.pk for m in mappings]).values_list("pk", "member_role"))
+    on_page = [m.pk for m in mappings if (roles.get(m.pk) or STATEMENTS) == shown
+               and (not kind or (parse_id(m.source) or ("", ""))[1] == kind)]
+    rows = _rows_of(request, run, mapping_pks=on_page) if on_page else []
+    for row in rows:
+        row.oob = True
+    return [row.display() for row in rows]
+
+
+@login_required
+@require_POST
+def decide_amendment(request, run_id: str, amendment_id: int):
+    """Accept, reject, carry into the Limitations, or reopen an amendment or unresolved conflict. A
+    supersession is decided through its mappings: their rows on the page are redrawn too."""
+    run = get_object_or_404(Run, run_id=run_id)
+    actor = Actor.for_request(request)
+    check_role(request.user, DECIDE, run=run, action="amendment.decide", actor=actor)
+    amendment = get_object_or_404(AmendmentDecision, run=run, pk=amendment_id)
+    form = AmendmentDecisionForm(request.POST)
+    status, message, message_class = 200, "", ""
+    if not form.is_valid():
+        status, message, message_class = 400, form.problem(), "error"
+    else:
+        try:
+            amendment = services.decide_amendment(
+                amendment=amendment, decision=form.cleaned_data["decision"], rationale=form.cleaned_data["rationale"],
+                actor=actor, expected_version=form.cleaned_data["version"],
+            )
+            message, message_class = f"{amendment}: {amendment.state}.", "ok"
+        except services.StaleVersion as stale:
+            amendment = stale.current
+            status, message, message_class = 409, STALE_MESSAGE, "stale"
+        except services.StateConflict as error:
+            status, message, message_class = 409, str(error), "error"
+        except services.ProposalError as error:
+            status, message, message_class = 400, str(error), "error"
+    if not request.htmx:
+        messages.add_message(request, messages.SUCCESS if status == 200 else messages.ERROR, message)
+        return redirect(_back_to_page(run, request, f"amendment-{amendment.pk}"))
+    row = _amendment_rows(request, run, AmendmentDecision.objects.filter(pk=amendment.pk))[0]
+    row.message, row.message_class = message if status != 200 else "", message_class
+    linked = []
+    keys = services.supersession_keys(amendment.member_version.member.role, amendment.kind, amendment.text)
+    if status == 200 and keys:
+        linked = list(Mapping.objects.filter(run=run, origin__in={o for o, _ in keys},
+                                             origin_key__in={k for _, k in keys}))
+    context = _swap_context(request, run) | {"row": row, "oob_rows": _mapping_rows_on_page(request, run, linked)}
+    return render(request, "reconcile/run_reconcile.html#amendment-swap", context, status=status)

@@ -1,4 +1,4 @@
-// Keyboard shortcuts for the reconciliation page (j/k move, a accept, r reject, ? help)
+// Keyboard shortcuts for the reconciliation page (j/k move, a accept, r reject, c carry, ? help)
 // and the htmx setting that lets a 409 (stale item) or 400 (bad input) replace the row
 // with the server's answer instead of being dropped.
 (function () {
@@ -52,10 +52,11 @@
     var button = row.querySelector('button[data-decision="' + decision + '"]');
     if (!button) return;
     var rationale = row.querySelector("[data-rationale]");
-    if (decision === "reject" && rationale && !rationale.value.trim()) {
-      // A rejection needs a rationale: ask for it; Enter in the field sends the rejection.
-      row.dataset.pendingDecision = "reject";
-      rationale.placeholder = "why reject? Enter sends";
+    if ((decision === "reject" || decision === "carry") && rationale && !rationale.value.trim()) {
+      // A rejection (or carrying an amendment into the Limitations) needs a rationale: ask for it;
+      // Enter in the field sends the decision.
+      row.dataset.pendingDecision = decision;
+      rationale.placeholder = "why " + decision + "? Enter sends";
       rationale.focus();
       return;
     }
@@ -103,6 +104,7 @@
       case "k": move(-1); break;
       case "a": press("accept"); break;
       case "r": press("reject"); break;
+      case "c": press("carry"); break;
       case "?": toggleHelp(); break;
       case "Escape": toggleHelp(false); return;
       default: return;

@@ -12,7 +12,7 @@ import hashlib
 from datetime import date
 
 from records.models import IntegrationIssue, MemberReport, MemberVersion, Record
-from reconcile.models import CanonicalRecord, IssueDecision, KindCounter, Mapping
+from reconcile.models import AmendmentDecision, CanonicalRecord, IssueDecision, KindCounter, Mapping
 from reviews.audit import Actor
 from reviews.models import Run
 from reviews.services import create_run
@@ -81,6 +81,16 @@ def issues(mv: MemberVersion, texts: list[str]) -> list[IssueDecision]:
         for i, text in enumerate(texts, start=1)
     ])
     return IssueDecision.objects.bulk_create([IssueDecision(run_id=mv.member.run_id, issue=i) for i in made])
+
+
+def amendments(mv: MemberVersion, paragraphs: list[tuple[str, str]]) -> list[AmendmentDecision]:
+    """One open decision per (kind, text) paragraph: kind `amendment` or `unresolved-conflict`."""
+    return AmendmentDecision.objects.bulk_create([
+        AmendmentDecision(run_id=mv.member.run_id, member_version=mv, kind=kind, index=i, text=text, line=200 + i,
+                          references=[w.strip(".,;") for w in text.split() if w.startswith(("RT-", "MEM-"))],
+                          content_sha256=sha(text))
+        for i, (kind, text) in enumerate(paragraphs, start=1)
+    ])
 
 
 def build_reconcile_run(*, records: int, run_id: str = "AAS-2026-09-25-page-01", issue_count: int = 4):

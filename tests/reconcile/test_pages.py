@@ -3,11 +3,11 @@ import pytest
 
 from records.models import Record
 from reconcile import services
-from reconcile.models import CanonicalRecord, IssueDecision, Mapping
+from reconcile.models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 from reviews.audit import Actor
 from reviews.models import AuditEvent, Run
 from tests.reconcile.page_factories import (
-    build_reconcile_run, canonical_from, declaration, issues, make_member, make_run, suggestion,
+    amendments, build_reconcile_run, canonical_from, declaration, issues, make_member, make_run, suggestion,
 )
 
 pytestmark = pytest.mark.django_db
@@ -621,3 +621,159 @@ def test_the_issues_panel_shows_every_members_issues_on_request_and_keeps_it(cli
     response = client.post(issue_url(two_members, decision) + "?member=memory&issues=all",
                            {"decision": "accept", "version": 1})
     assert response["Location"].startswith(f"{page(two_members)}?member=memory&issues=all#issue-")
+
+
+# Amendments and unresolved conflicts ------------------------------------------------------
+
+def amendment_url(run, amendment):
+    return f"/runs/{run.run_id}/reconcile/amendments/{amendment.pk}/decide/"
+
+
+@pytest.fixture
+def amended_run(small_run):
+    """A reconciliation member with a supersession (decided with its supersedes mapping), a value
+    amendment and an unresolved conflict."""
+    reconciliation = make_member(small_run, "reconciliation")
+    record = Record.objects.get(run=small_run, record_id="MEM-OBJ-slotb")
+    mapping = Mapping.objects.create(
+        run=small_run, source="MEM-OBJ-slotb", source_record=record, relation="supersedes", target="RT-OBJ-slotb",
+        origin="reconciliation", proposed_by="worker:sync",
+        origin_key=services.statement_key("MEM-OBJ-slotb", "supersedes", "RT-OBJ-slotb"))
+    supersession, value, conflict = amendments(reconciliation, [
+        ("amendment", "MEM-OBJ-slotb is superseded by RT-OBJ-slotb."),
+        ("amendment", "RT-CMP-slota's label is narrowed to <the> store."),
+        ("unresolved-conflict", "MEM-RTE-slotc and RT-RTE-slotc disagree on expiry."),
+    ])
+    AmendmentDecision.objects.filter(pk=supersession.pk).update(mapping=mapping)
+    return small_run, {"supersession": supersession, "value": value, "conflict": conflict, "mapping": mapping}
+
+
+def test_it_lists_amendments_and_conflicts_with_what_is_left(client, reviewer, amended_run):
+    run, items = amended_run
+    client.force_login(reviewer.user)
+    body = client.get(page(run, member="memory")).content.decode()
+    panel = body.split('id="amendments"')[1]
+    assert panel.count('class="amendment state-proposed"') == 3
+    assert "Unresolved conflict</span> 1" in panel or "Unresolved conflict</span> 3" in panel
+    assert "RT-CMP-slota&#x27;s label is narrowed to &lt;the&gt; store." in panel  # escaped
+    assert "Decided with its mapping <code>MEM-OBJ-slotb is superseded by RT-OBJ-slotb</code>" in panel
+    supersession = panel.split(f'id="amendment-{items["supersession"].pk}"')[1].split("</article>")[0]
+    assert 'value="carry"' not in supersession and 'value="accept"' in supersession
+    value = panel.split(f'id="amendment-{items["value"].pk}"')[1].split("</article>")[0]
+    assert 'value="carry"' in value
+    assert 'data-count="amendments-left">3<' in body
+
+
+def test_the_counters_say_nothing_of_amendments_when_there_are_none(client, reviewer, small_run):
+    client.force_login(reviewer.user)
+    body = client.get(page(small_run)).content.decode()
+    assert 'data-count="amendments-left"' not in body
+    assert "No member states an amendment or an unresolved conflict." in body
+
+
+def test_it_carries_an_unresolved_conflict_into_the_limitations_through_htmx(client, reviewer, amended_run):
+    run, items = amended_run
+    conflict = items["conflict"]
+    client.force_login(reviewer.user)
+    response = client.post(amendment_url(run, conflict), {"decision": "carry", "version": conflict.version,
+                                                          "rationale": "the code does not settle it"},
+                           HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert body.lstrip().startswith(f'<article id="amendment-{conflict.pk}" class="amendment state-carried"')
+    assert body.count("<article") == 1 and "“the code does not settle it”" in body and "Reopen" in body
+    assert 'data-count="amendments-left">2<' in body and 'hx-swap-oob="true"' in body
+    conflict.refresh_from_db()
+    assert conflict.state == "carried" and conflict.decided_by == "user:reviewer-1"
+    assert AuditEvent.objects.filter(run=run, action="amendment.carried").count() == 1
+
+
+@pytest.mark.parametrize("decision", ["carry", "reject"])
+def test_it_needs_a_rationale_to_carry_or_reject_an_amendment(client, reviewer, amended_run, decision):
+    run, items = amended_run
+    client.force_login(reviewer.user)
+    response = client.post(amendment_url(run, items["value"]), {"decision": decision, "version": 1},
+                           HTTP_HX_REQUEST="true")
+    assert response.status_code == 400 and "needs a rationale" in response.content.decode()
+    items["value"].refresh_from_db()
+    assert items["value"].state == "proposed"
+
+
+def test_it_refuses_to_carry_a_supersession_with_409_saying_why(client, reviewer, amended_run):
+    run, items = amended_run
+    client.force_login(reviewer.user)
+    response = client.post(amendment_url(run, items["supersession"]),
+                           {"decision": "carry", "version": 1, "rationale": "keep it open"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 409 and "accept or reject it" in response.content.decode()
+
+
+def test_it_answers_a_stale_amendment_decision_with_409_and_the_current_state(client, reviewer, amended_run):
+    run, items = amended_run
+    services.decide_amendment(amendment=items["value"], decision="reject", rationale="not in the code",
+                              actor=OTHER_REVIEWER, expected_version=1)
+    client.force_login(reviewer.user)
+    response = client.post(amendment_url(run, items["value"]), {"decision": "accept", "version": 1},
+                           HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 409 and "Another reviewer changed this item" in body
+    assert "status-rejected" in body and "not in the code" in body and 'name="version" value="2"' in body
+
+
+def test_accepting_a_supersession_redraws_its_mapping_row_on_the_page_that_shows_it(client, reviewer, amended_run):
+    run, items = amended_run
+    client.force_login(reviewer.user)
+    response = client.post(amendment_url(run, items["supersession"]) + "?member=memory",
+                           {"decision": "accept", "version": 1}, HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert f'<article id="pair-{items["mapping"].pk}" class="pair state-accepted' in body
+    assert body.count('hx-swap-oob="true"') == 2  # the mapping's row and the counters
+    items["mapping"].refresh_from_db()
+    assert items["mapping"].state == "accepted"
+    assert "status-accepted" in body.split("</article>")[0]  # the amendment follows its mapping
+
+
+def test_a_supersession_decided_from_another_page_sends_no_row_that_page_lacks(client, reviewer, amended_run):
+    run, items = amended_run
+    Mapping.objects.create(run=run, source="MEM-OBJ-1", relation="same", target="RT-OBJ-slotb", origin="result",
+                           proposed_by="worker:test", origin_key="MEM-OBJ-1|same|RT-OBJ-slotb")
+    client.force_login(reviewer.user)
+    body = client.post(amendment_url(run, items["supersession"]) + "?member=statements",
+                       {"decision": "reject", "version": 1, "rationale": "different"},
+                       HTTP_HX_REQUEST="true").content.decode()
+    assert f'id="pair-{items["mapping"].pk}"' not in body and body.count('hx-swap-oob="true"') == 1
+
+
+def test_deciding_a_supersedes_mapping_redraws_the_amendment_that_follows_it(client, reviewer, amended_run):
+    run, items = amended_run
+    client.force_login(reviewer.user)
+    response = client.post(decide_url(run, items["mapping"]), {"decision": "reject", "version": 1,
+                                                                 "rationale": "not superseded"},
+                           HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert f'<article id="amendment-{items["supersession"].pk}" class="amendment state-rejected" ' \
+           f'hx-swap-oob="true"' in body
+    assert 'data-count="amendments-left">2<' in body
+
+
+def test_a_plain_post_amendment_decision_redirects_back_to_the_panel(client, reviewer, amended_run):
+    run, items = amended_run
+    client.force_login(reviewer.user)
+    response = client.post(amendment_url(run, items["value"]) + "?member=memory",
+                           {"decision": "accept", "version": 1})
+    assert response["Location"] == f"{page(run)}?member=memory#amendment-{items['value'].pk}"
+    assert "Amendment 2: accepted." in client.get(response["Location"]).content.decode()
+
+
+@pytest.mark.parametrize("persona", ["agent", "auditor"])
+def test_it_refuses_amendment_decisions_from_agents_and_auditors(client, request, amended_run, persona):
+    run, items = amended_run
+    client.force_login(request.getfixturevalue(persona).user)
+    body = client.get(page(run)).content.decode().split('id="amendments"')[1]
+    assert 'name="decision"' not in body
+    response = client.post(amendment_url(run, items["value"]), {"decision": "accept", "version": 1},
+                           HTTP_HX_REQUEST="true")
+    assert response.status_code == 403
+    items["value"].refresh_from_db()
+    assert items["value"].state == "proposed"

@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.reconcile.page_factories import build_reconcile_run
+from tests.reconcile.page_factories import amendments, build_reconcile_run, make_member
 
 pytestmark = pytest.mark.django_db
 
@@ -45,12 +45,15 @@ def test_it_keeps_the_query_count_of_an_htmx_filter_swap_constant(client, review
     assert counts[0] == counts[1]
 
 
-def test_it_keeps_the_query_count_constant_with_every_members_issues_and_a_proposer(client, agent):
-    """The issues panel of all members (`issues=all`), seen by an agent, whose rows offer proposals."""
+def test_it_keeps_the_query_count_constant_with_every_members_issues_amendments_and_a_proposer(client, agent):
+    """The issues panel of all members (`issues=all`) and the amendments panel, seen by an agent,
+    whose rows offer proposals."""
     client.force_login(agent.user)
     counts, pages = [], []
     for size, run_id in ((20, "AAS-2026-09-25-small-03"), (2000, "AAS-2026-09-25-large-03")):
         run, member = build_reconcile_run(records=size, run_id=run_id, issue_count=size // 4)
+        amendments(make_member(run, "reconciliation"), [("unresolved-conflict", f"Conflict {n}.")
+                                                        for n in range(size // 10)])
         url = f"/runs/{run.run_id}/reconcile/?member={member}&issues=all"
         client.get(url)
         with CaptureQueriesContext(connection) as queries:
@@ -58,4 +61,5 @@ def test_it_keeps_the_query_count_constant_with_every_members_issues_and_a_propo
         counts.append(len(queries))
         pages.append(response.content)
     assert pages[1].count(b"Propose another mapping") == 2000 and pages[1].count(b'class="issue state-') == 500
+    assert pages[1].count(b'class="amendment state-') == 200
     assert counts[0] == counts[1], f"{counts[0]} queries at 20 records, {counts[1]} at 2,000"
