@@ -785,6 +785,19 @@ def bulk_accept(request, run_id: str):
     return redirect(_back_to_page(run, request))
 
 
+def _proposal_words(mapping: Mapping) -> str:
+    source, target = mapping.source, mapping.target
+    if mapping.relation == Mapping.Relation.SAME:
+        return f"{source} is the same as {target}"
+    if mapping.relation == Mapping.Relation.PART_OF:
+        return f"{source} is part of {target}"
+    if mapping.relation == Mapping.Relation.NEW:
+        return f"{source} enters the shared set as {target or 'a new record (ID allocated on accept)'}"
+    if mapping.relation == Mapping.Relation.NO_COUNTERPART:
+        return f"{source} has no counterpart in the shared set"
+    return str(mapping)  # supersedes: "X is superseded by Y"
+
+
 def _refresh_with(request, level: int, message: str) -> HttpResponse:
     """An answer for a row that cannot be drawn (a hand-made request): reload the page, message on top."""
     messages.add_message(request, level, message)
@@ -843,7 +856,8 @@ def propose_mapping(request, run_id: str, source: str):
         try:
             mapping, created = services.propose_mapping(run=run, source=source, relation=form.cleaned_data["relation"],
                                                         target=form.cleaned_data["target"] or None, actor=actor)
-            message = f"Proposed: {mapping}." if created else f"Already proposed and still open: {mapping}."
+            words = _proposal_words(mapping)
+            message = f"Proposed: {words}." if created else f"Already proposed and still open: {words}."
             message_class = "ok"
         except services.StateConflict as error:
             status, message, message_class = 409, str(error), "error"

@@ -12,6 +12,7 @@ from reconcile import services
 from reconcile.models import IssueDecision, Mapping
 from reviews.audit import Actor
 from tests.conftest import seed_bytes
+from tests.reconcile.page_factories import amendments, make_member
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -24,6 +25,8 @@ sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
 AGENT = Actor("token:agent-1")
 OTHER_REVIEWER = Actor("user:reviewer-2")
 SCREENSHOT = "/tmp/reconcile.png"
+CONTROLS_SCREENSHOT = "/tmp/reconcile-controls.png"
+AMENDMENTS_SCREENSHOT = "/tmp/reconcile-amendments.png"
 
 
 @pytest.fixture(autouse=True)
@@ -127,7 +130,81 @@ def test_a_reviewer_decides_with_keyboard_and_mouse_without_reloading(live_serve
     mapping.refresh_from_db()
     assert mapping.state == "rejected" and mapping.decided_by == "user:reviewer-2"
 
+    # Propose another mapping from a record's row: the form opens in place, and the new mapping
+    # appears among the record's rows with the counters updated.
+    group = page.locator("#pair-table .record-rows").nth(3)
+    group_id = group.get_attribute("id")
+    rows_before, mappings_left = group.locator("article").count(), count(page, "mappings-left")
+    group.locator("a.row-action", has_text="Propose").first.click()
+    form = page.locator(f"#{group_id} form.propose-form")
+    form.wait_for()
+    form.locator("select[name=relation]").select_option("no-counterpart")
+    form.locator("button[type=submit]").click()
+    page.wait_for_selector(f"#{group_id} .row-message.ok")
+    assert page.locator(f"#{group_id} article").count() == rows_before + 1
+    assert "Proposed:" in page.locator(f"#{group_id}").inner_text()
+    assert count(page, "mappings-left") == mappings_left + 1
+    proposed = Mapping.objects.get(run=seed_run, relation="no-counterpart", origin="agent")
+    assert proposed.proposed_by == "user:reviewer-1"
+
+    # A refused proposal comes back as a 400 into the same rows: the form stays open with the message.
+    other = page.locator("#pair-table .record-rows").nth(5)
+    other_id = other.get_attribute("id")
+    other.locator("a.row-action", has_text="Propose").first.click()
+    form = page.locator(f"#{other_id} form.propose-form")
+    form.wait_for()
+    form.locator("input[name=target]").fill("RT-NOPE-1")
+    form.locator("button[type=submit]").click()
+    page.wait_for_selector(f"#{other_id} .row-message.error")
+    assert page.locator(f"#{other_id} form.propose-form input[name=target]").input_value() == "RT-NOPE-1"
+
+    # Open a canonical record's rejection form too, for the screenshot of the new controls.
+    page.locator("#pair-table .side.canonical a.row-action").first.click()
+    page.wait_for_selector("#pair-table form.reject-form")
+
     assert page.evaluate("window.__marker") == 1  # every decision was an htmx swap, no reload
-    page.locator(f"#{first_id}").scroll_into_view_if_needed()
+    page.locator(f"#{group_id}").scroll_into_view_if_needed()
+    page.wait_for_timeout(300)  # headless Chromium paints a swapped-in scroll box a moment later
+    page.screenshot(path=CONTROLS_SCREENSHOT)
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=SCREENSHOT)
+
+
+def test_a_reviewer_carries_an_unresolved_conflict_with_the_keyboard(live_server, reviewer, seed_run, browser):
+    conflict, value = amendments(make_member(seed_run, "reconciliation"), [
+        ("unresolved-conflict", "RT-RTE-1 and MEM-RTE-engine-dreaming disagree on <when> dreaming runs."),
+        ("amendment", "RTE-4's summary is narrowed to inspected producers."),
+    ])
+    connection.close()
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(10_000)
+    page.context.add_cookies([_session_cookie(live_server, reviewer)])
+    page.goto(f"{live_server.url}/runs/{seed_run.run_id}/reconcile/?member=memory")
+    assert count(page, "amendments-left") == 2
+    assert "disagree on <when> dreaming runs." in page.locator(f"#amendment-{conflict.pk}").inner_text()
+
+    # Click selects the row; c asks for a rationale; Enter carries it into the Limitations.
+    page.locator(f"#amendment-{conflict.pk} .issue-text").click()
+    page.keyboard.press("c")
+    rationale = page.locator(f"#amendment-{conflict.pk} [data-rationale]")
+    assert rationale.evaluate("el => el === document.activeElement")
+    rationale.type("the code does not settle it")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f"#amendment-{conflict.pk} .status-carried")
+    assert count(page, "amendments-left") == 1
+    conflict.refresh_from_db()
+    assert conflict.state == "carried" and conflict.rationale == "the code does not settle it"
+    connection.close()
+
+    page.evaluate("document.getElementById('amendments').scrollIntoView()")
+    page.wait_for_timeout(300)
+    page.screenshot(path=AMENDMENTS_SCREENSHOT)
+
+
+def _session_cookie(live_server, persona) -> dict:
+    """Log the persona in without the login form: a session cookie for the live server."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(persona.user)
+    return {"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}

@@ -70,6 +70,7 @@ def test_it_shows_member_records_beside_their_canonical_records(client, reviewer
     assert "<del>Memory</del>" in body and "<ins>Runtime</ins>" in body  # word-level differences
     assert 'hx-post="/runs/AAS-2026-09-25-pages-01/reconcile/mappings/' in body
     assert 'data-count="mappings-left">6<' in body and 'data-count="issues-left">4<' in body
+    assert "{#" not in body and "{%" not in body and "{{" not in body  # no template syntax leaks into the page
 
 
 def test_it_offers_only_non_runtime_members_with_declarations_in_the_picker(client, reviewer, small_run):
@@ -388,7 +389,7 @@ def test_it_proposes_another_mapping_and_returns_the_records_rows_with_it(client
     assert response.status_code == 200
     assert body.lstrip().startswith('<div id="rows-MEM-CMP-slota" class="record-rows">')
     assert body.count("<article") == 2 and f'id="pair-{suggested.pk}"' in body and f'id="pair-{proposed.pk}"' in body
-    assert "Proposed: MEM-CMP-slota part-of RT-CMP-slota." in body
+    assert "Proposed: MEM-CMP-slota is part of RT-CMP-slota." in body
     assert "MEM-CMP-slota has 2 open mappings" in body  # the record now has a conflict to resolve
     assert 'hx-swap-oob="true"' in body and 'data-count="mappings-left">7<' in body
     assert f'/mappings/{proposed.pk}/decide/?member=memory' in body  # the new row keeps the page's filters
@@ -449,7 +450,7 @@ def test_a_plain_post_proposal_redirects_back_to_the_record_with_a_message(clien
     assert response.status_code == 302
     assert response["Location"] == f"{page(small_run)}?member=memory&kind=CLM#rows-MEM-CLM-slotd"
     followed = client.get(response["Location"]).content.decode()
-    assert "Proposed: MEM-CLM-slotd no-counterpart" in followed
+    assert "Proposed: MEM-CLM-slotd has no counterpart in the shared set." in followed
     assert followed.count('id="rows-MEM-CLM-slotd"') == 1 and followed.count("<article") == 2 + 4
 
 
