@@ -561,28 +561,35 @@ RUNS_PER_PAGE = 50
 
 
 def _progress_by_run(run_ids: list[int]) -> dict[int, dict]:
-    """run pk → decided and total mappings and issues, in two grouped queries for any number of runs.
+    """run pk → decided and total mappings, issues and amendments, in three grouped queries for any
+    number of runs.
 
-    Issues count as in `services.current_issue_decisions`: only those of each member's current version.
+    Issues and amendments count as in `services.current_issue_decisions` and
+    `services.current_amendment_decisions`: only those of each member's current version.
     """
-    decided = Q(state__in=(Decidable.State.ACCEPTED, Decidable.State.REJECTED))
+    decided = Q(state__in=(Decidable.State.ACCEPTED, Decidable.State.REJECTED, AmendmentDecision.State.CARRIED))
     counts = {"total": Count("id"), "decided": Count("id", filter=decided),
               "stale": Count("id", filter=Q(state=Decidable.State.STALE))}
-    mappings = {row["run_id"]: row for row in
-                Mapping.objects.filter(run_id__in=run_ids).values("run_id").annotate(**counts).order_by()}
-    issues = {row["run_id"]: row for row in
-              IssueDecision.objects.filter(run_id__in=run_ids,
-                                           issue__member_version__member__current_version=F("issue__member_version"))
-              .values("run_id").annotate(**counts).order_by()}
+
+    def grouped(queryset):
+        return {row["run_id"]: row for row in queryset.values("run_id").annotate(**counts).order_by()}
+
+    mappings = grouped(Mapping.objects.filter(run_id__in=run_ids))
+    issues = grouped(IssueDecision.objects.filter(
+        run_id__in=run_ids, issue__member_version__member__current_version=F("issue__member_version")))
+    amendments = grouped(AmendmentDecision.objects.filter(
+        run_id__in=run_ids, member_version__member__current_version=F("member_version")))
     empty = {"total": 0, "decided": 0, "stale": 0}
     progress = {}
     for run_id in run_ids:
-        m, i = mappings.get(run_id, empty), issues.get(run_id, empty)
-        total, done = m["total"] + i["total"], m["decided"] + i["decided"]
+        m, i, a = mappings.get(run_id, empty), issues.get(run_id, empty), amendments.get(run_id, empty)
+        total = m["total"] + i["total"] + a["total"]
+        done = m["decided"] + i["decided"] + a["decided"]
         progress[run_id] = {
             "mappings_decided": m["decided"], "mappings_total": m["total"],
             "issues_decided": i["decided"], "issues_total": i["total"],
-            "stale": m["stale"] + i["stale"], "decided": done, "total": total,
+            "amendments_decided": a["decided"], "amendments_total": a["total"],
+            "stale": m["stale"] + i["stale"] + a["stale"], "decided": done, "total": total,
             "percent": round(100 * done / total) if total else 0,
         }
     return progress

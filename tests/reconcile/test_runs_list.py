@@ -3,9 +3,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from reconcile.models import IssueDecision, Mapping
+from reconcile.models import AmendmentDecision, IssueDecision, Mapping
 from records.models import IntegrationIssue
-from tests.reconcile.page_factories import build_reconcile_run, issues, make_member
+from tests.reconcile.page_factories import amendments, build_reconcile_run, issues, make_member
 
 pytestmark = pytest.mark.django_db
 
@@ -46,6 +46,18 @@ def test_it_shows_decided_and_total_mappings_and_issues_per_run(client, reviewer
     row = body.split('id="run-AAS-2026-09-25-progress-01"')[1].split("</tr>")[0]
     assert "3/6 mappings" in row and "0/1 issue" in row and "1 stale" in row
     assert '<progress max="7" value="3"' in row
+
+
+def test_it_counts_amendments_and_conflicts_in_a_run_s_progress(client, reviewer):
+    run, _ = build_reconcile_run(records=2, run_id="AAS-2026-09-25-amended-01", issue_count=0)
+    reconciliation = make_member(run, "reconciliation", content=b"reconciliation v1")
+    carried, _open = amendments(reconciliation, [("unresolved-conflict", "RT-OBJ-slota and MEM-OBJ-slota disagree."),
+                                                 ("amendment", "MEM-OBJ-slota is superseded by RT-OBJ-slota.")])
+    AmendmentDecision.objects.filter(pk=carried.pk).update(state="carried")
+    client.force_login(reviewer.user)
+    row = client.get("/").content.decode().split('id="run-AAS-2026-09-25-amended-01"')[1].split("</tr>")[0]
+    assert "1/2 amendments or conflicts" in row
+    assert '<progress max="4" value="1"' in row  # 2 open mappings + 2 amendments, 1 carried
 
 
 def _list_queries(client, runs: range) -> int:
