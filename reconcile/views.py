@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 import html
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -701,73 +703,86 @@ def _row_response(request, run: Run, partial: str, row, status: int, oob_rows=()
     return render(request, f"reconcile/run_reconcile.html#{partial}", context, status=status)
 
 
+@dataclass
+class Outcome:
+    """How one decision posted from a row went: the item as it now stands, the status and what to say."""
+
+    item: Any
+    status: int = 200
+    message: str = ""
+    message_class: str = ""
+
+    @property
+    def row_message(self) -> str:
+        return self.message if self.status != 200 else ""  # success needs no words in the row
+
+
+def _decide(form, item, decide: Callable[[dict], Any], describe: Callable[[Any, dict], str]) -> Outcome:
+    """Run one decision service and report it the way every decision row does (400, 409 stale, 409 state)."""
+    if not form.is_valid():
+        return Outcome(item, 400, form.problem(), "error")
+    try:
+        item = decide(form.cleaned_data)
+    except services.StaleVersion as stale:
+        return Outcome(stale.current, 409, STALE_MESSAGE, "stale")
+    except services.StateConflict as error:
+        return Outcome(item, 409, str(error), "error")
+    except services.ProposalError as error:
+        return Outcome(item, 400, str(error), "error")
+    return Outcome(item, 200, describe(item, form.cleaned_data), "ok")
+
+
+def _redirect_after(request, run: Run, outcome: Outcome, anchor: str) -> HttpResponse:
+    """Without htmx: POST/redirect/GET back to the row, with the outcome as a message."""
+    messages.add_message(request, messages.SUCCESS if outcome.status == 200 else messages.ERROR, outcome.message)
+    return redirect(_back_to_page(run, request, anchor))
+
+
 @login_required
 @require_POST
 def decide_mapping(request, run_id: str, mapping_id: int):
     run = get_object_or_404(Run, run_id=run_id)
-    check_role(request.user, DECIDE, run=run, action="mapping.decide", actor=Actor.for_request(request))
+    actor = Actor.for_request(request)
+    check_role(request.user, DECIDE, run=run, action="mapping.decide", actor=actor)
     mapping = get_object_or_404(Mapping, run=run, pk=mapping_id)
-    form = DecisionForm(request.POST)
-    status, message, message_class = 200, "", ""
-    if not form.is_valid():
-        status, message, message_class = 400, form.problem(), "error"
-    else:
-        try:
-            mapping = services.decide_mapping(
-                mapping=mapping, decision=form.cleaned_data["decision"], rationale=form.cleaned_data["rationale"],
-                actor=Actor.for_request(request), expected_version=form.cleaned_data["version"],
-                target=(form.cleaned_data["target"] or None) if form.cleaned_data["decision"] == "accept" else None,
-            )
-            message, message_class = f"{form.cleaned_data['decision'].capitalize()}ed {mapping}.", "ok"
-        except services.StaleVersion as stale:
-            mapping = stale.current
-            status, message, message_class = 409, STALE_MESSAGE, "stale"
-        except services.StateConflict as error:
-            status, message, message_class = 409, str(error), "error"
-        except services.ProposalError as error:
-            status, message, message_class = 400, str(error), "error"
+    outcome = _decide(
+        DecisionForm(request.POST), mapping,
+        lambda data: services.decide_mapping(
+            mapping=mapping, decision=data["decision"], rationale=data["rationale"], actor=actor,
+            expected_version=data["version"],
+            target=(data["target"] or None) if data["decision"] == "accept" else None),
+        lambda item, data: f"{data['decision'].capitalize()}ed {item}.",
+    )
+    mapping = outcome.item
     if not request.htmx:
-        messages.add_message(request, messages.SUCCESS if status == 200 else messages.ERROR, message)
-        return redirect(_back_to_page(run, request, f"pair-{mapping.pk}"))
+        return _redirect_after(request, run, outcome, f"pair-{mapping.pk}")
     row = _mapping_row(request, run, mapping)
-    row.message, row.message_class = message if status != 200 else "", message_class
-    followers = _amendment_rows(request, run, _following_amendments(run, mapping)) if status == 200 else []
+    row.message, row.message_class = outcome.row_message, outcome.message_class
+    followers = _amendment_rows(request, run, _following_amendments(run, mapping)) if outcome.status == 200 else []
     for follower in followers:
         follower.oob = True
-    return _row_response(request, run, "pair-swap", row, status, oob_rows=followers)
+    return _row_response(request, run, "pair-swap", row, outcome.status, oob_rows=followers)
 
 
 @login_required
 @require_POST
 def decide_issue(request, run_id: str, issue_id: int):
     run = get_object_or_404(Run, run_id=run_id)
-    check_role(request.user, DECIDE, run=run, action="issue.decide", actor=Actor.for_request(request))
+    actor = Actor.for_request(request)
+    check_role(request.user, DECIDE, run=run, action="issue.decide", actor=actor)
     decision = get_object_or_404(IssueDecision, run=run, issue_id=issue_id)
-    form = DecisionForm(request.POST)
-    status, message, message_class = 200, "", ""
-    if not form.is_valid():
-        status, message, message_class = 400, form.problem(), "error"
-    else:
-        try:
-            decision = services.decide_issue(
-                issue_decision=decision, decision=form.cleaned_data["decision"],
-                rationale=form.cleaned_data["rationale"], actor=Actor.for_request(request),
-                expected_version=form.cleaned_data["version"],
-            )
-            message, message_class = f"Integration issue {decision.issue_id}: {decision.state}.", "ok"
-        except services.StaleVersion as stale:
-            decision = stale.current
-            status, message, message_class = 409, STALE_MESSAGE, "stale"
-        except services.StateConflict as error:
-            status, message, message_class = 409, str(error), "error"
-        except services.ProposalError as error:
-            status, message, message_class = 400, str(error), "error"
+    outcome = _decide(
+        DecisionForm(request.POST), decision,
+        lambda data: services.decide_issue(
+            issue_decision=decision, decision=data["decision"], rationale=data["rationale"], actor=actor,
+            expected_version=data["version"]),
+        lambda item, data: f"Integration issue {item.issue_id}: {item.state}.",
+    )
     if not request.htmx:
-        messages.add_message(request, messages.SUCCESS if status == 200 else messages.ERROR, message)
-        return redirect(_back_to_page(run, request, f"issue-{decision.issue_id}"))
-    row = _issue_row(decision)
-    row.message, row.message_class = message if status != 200 else "", message_class
-    return _row_response(request, run, "issue-swap", row, status)
+        return _redirect_after(request, run, outcome, f"issue-{outcome.item.issue_id}")
+    row = _issue_row(outcome.item)
+    row.message, row.message_class = outcome.row_message, outcome.message_class
+    return _row_response(request, run, "issue-swap", row, outcome.status)
 
 
 @login_required
@@ -973,33 +988,22 @@ def decide_amendment(request, run_id: str, amendment_id: int):
     actor = Actor.for_request(request)
     check_role(request.user, DECIDE, run=run, action="amendment.decide", actor=actor)
     amendment = get_object_or_404(AmendmentDecision, run=run, pk=amendment_id)
-    form = AmendmentDecisionForm(request.POST)
-    status, message, message_class = 200, "", ""
-    if not form.is_valid():
-        status, message, message_class = 400, form.problem(), "error"
-    else:
-        try:
-            amendment = services.decide_amendment(
-                amendment=amendment, decision=form.cleaned_data["decision"], rationale=form.cleaned_data["rationale"],
-                actor=actor, expected_version=form.cleaned_data["version"],
-            )
-            message, message_class = f"{amendment}: {amendment.state}.", "ok"
-        except services.StaleVersion as stale:
-            amendment = stale.current
-            status, message, message_class = 409, STALE_MESSAGE, "stale"
-        except services.StateConflict as error:
-            status, message, message_class = 409, str(error), "error"
-        except services.ProposalError as error:
-            status, message, message_class = 400, str(error), "error"
+    outcome = _decide(
+        AmendmentDecisionForm(request.POST), amendment,
+        lambda data: services.decide_amendment(
+            amendment=amendment, decision=data["decision"], rationale=data["rationale"], actor=actor,
+            expected_version=data["version"]),
+        lambda item, data: f"{item}: {item.state}.",
+    )
+    amendment = outcome.item
     if not request.htmx:
-        messages.add_message(request, messages.SUCCESS if status == 200 else messages.ERROR, message)
-        return redirect(_back_to_page(run, request, f"amendment-{amendment.pk}"))
+        return _redirect_after(request, run, outcome, f"amendment-{amendment.pk}")
     row = _amendment_rows(request, run, AmendmentDecision.objects.filter(pk=amendment.pk))[0]
-    row.message, row.message_class = message if status != 200 else "", message_class
+    row.message, row.message_class = outcome.row_message, outcome.message_class
     linked = []
     keys = services.supersession_keys(amendment.member_version.member.role, amendment.kind, amendment.text)
-    if status == 200 and keys:
+    if outcome.status == 200 and keys:
         linked = list(Mapping.objects.filter(run=run, origin__in={o for o, _ in keys},
                                              origin_key__in={k for _, k in keys}))
     context = _swap_context(request, run) | {"row": row, "oob_rows": _mapping_rows_on_page(request, run, linked)}
-    return render(request, "reconcile/run_reconcile.html#amendment-swap", context, status=status)
+    return render(request, "reconcile/run_reconcile.html#amendment-swap", context, status=outcome.status)
