@@ -25,6 +25,7 @@ from typing import Collection, Iterable, Mapping, Sequence
 import yaml
 
 from records import ids
+from records.parsing import ROUTE_FIELD_LABELS
 from records.document import Declaration, ParsedReport
 
 ERROR = "error"
@@ -87,15 +88,7 @@ GUARANTEE_VALUES = (
     "deployment guarantee",
     "no claimed guarantee",
 )
-ROUTE_FIELDS = (
-    "Immediate return",
-    "Later read-back",
-    "Delegated visibility",
-    "Selection predicate",
-    "Invalidation or expiry",
-    "Activation or effect",
-    "Evidence limits",
-)
+ROUTE_FIELDS = ROUTE_FIELD_LABELS  # the seven route fields of DESIGN §2, as the parser reads them
 RESULT_DISPOSITIONS = ("complete", "blocked", "out-of-scope")
 
 # Sections each member type requires, in order (top-level `##` headings).
