@@ -41,7 +41,6 @@ from records.archives import (
     pins_of,
     read_archive,
     safe_path,
-    sha256_hex,
 )
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
