@@ -61,7 +61,6 @@ class MemberInput:
 # --------------------------------------------------------------------------
 # Vocabulary (DESIGN §2, Appendix A)
 
-KINDS = ("CMP", "OBJ", "RTE", "CLM", "ABS", "BAP")
 KIND_HEADINGS = {
     "CMP": "Components",
     "OBJ": "Operative objects",
@@ -710,10 +709,6 @@ _PROSE_STATUS_RE = re.compile(
 )
 
 
-def _status_value(value: str) -> str:
-    return _strip_ticks(value.strip())
-
-
 def _check_status_fields(out: _Collector, report: ParsedReport, current: bool) -> None:
     records = [(d.record_id, d.kind, d.fields, d.text, d.line_start, True) for d in report.declarations]
     records += [(a.target, "", a.fields, a.text, a.line_start, False) for a in report.annotations]
@@ -732,41 +727,28 @@ def _check_status_current(out, record_id, kind, fields, line_start, is_declarati
         label = field.label.strip()
         if _STATUS_LABEL_RE.search(label):
             status_count += 1
-            labels[label.lower()] += 1
-            if labels[label.lower()] == 2:
-                out.add(
-                    "duplicate-status-label",
-                    ERROR,
-                    f"{record_id} has \"{label}\" twice (labels are compared case-insensitively); keep one value per layer.",
-                    record_id=record_id,
-                    line=field.line,
-                )
-            if _status_value(field.value) not in CONCLUSION_VALUES:
-                out.add(
-                    "invalid-conclusion-status",
-                    ERROR,
-                    f"\"{label}: {field.value.strip()}\" must hold exactly one of: {', '.join(CONCLUSION_VALUES)} — nothing else on the line.",
-                    record_id=record_id,
-                    line=field.line,
-                )
+            values, code = CONCLUSION_VALUES, "invalid-conclusion-status"
         elif label.lower() == "guarantee strength":
-            labels[label.lower()] += 1
-            if labels[label.lower()] == 2:
-                out.add(
-                    "duplicate-status-label",
-                    ERROR,
-                    f"{record_id} gives \"Guarantee strength\" twice; keep one.",
-                    record_id=record_id,
-                    line=field.line,
-                )
-            if _status_value(field.value) not in GUARANTEE_VALUES:
-                out.add(
-                    "invalid-guarantee-strength",
-                    ERROR,
-                    f"\"Guarantee strength: {field.value.strip()}\" must be exactly one of: {', '.join(GUARANTEE_VALUES)}.",
-                    record_id=record_id,
-                    line=field.line,
-                )
+            values, code = GUARANTEE_VALUES, "invalid-guarantee-strength"
+        else:
+            continue
+        labels[label.lower()] += 1
+        if labels[label.lower()] == 2:
+            out.add(
+                "duplicate-status-label",
+                ERROR,
+                f"{record_id} has \"{label}\" twice (labels are compared case-insensitively); keep one value per field.",
+                record_id=record_id,
+                line=field.line,
+            )
+        if _strip_ticks(field.value) not in values:
+            out.add(
+                code,
+                ERROR,
+                f"\"{label}: {field.value.strip()}\" must hold exactly one of: {', '.join(values)} — nothing else on the line.",
+                record_id=record_id,
+                line=field.line,
+            )
     if is_declaration and kind == "RTE" and status_count == 0:
         out.add(
             "missing-conclusion-status",
@@ -785,7 +767,7 @@ def _check_status_older(out, record_id, kind, text, line_start, excluded, is_dec
             continue
         for match in _PROSE_STATUS_RE.finditer(line):
             status_count += 1
-            value = _strip_ticks(match.group(2).strip())
+            value = _strip_ticks(match.group(2))
             value = value.lstrip("`*_ ").lower()
             if not any(value.startswith(v) for v in CONCLUSION_VALUES):
                 out.add(
@@ -887,10 +869,6 @@ def _revision_cell(row) -> str:
         if header.strip().lower().startswith("revision"):
             return _strip_ticks(cell)
     return ""
-
-
-def _row_cells(row) -> int:
-    return len(row.columns) + (0 if any(h.strip().lower().startswith("source") for h, _ in row.columns) else 1)
 
 
 def _check_source_register(out: _Collector, report: ParsedReport, run: RunFacts, current: bool) -> None:
