@@ -373,12 +373,7 @@ def _withdraw(run: Run, record: CanonicalRecord, reason: str, version: MemberVer
                  object_id=record.canonical_id, before=before,
                  after=canonical_snapshot(record) | {"member_sha256": version.sha256, "member_version": version.version})
     for mapping in Mapping.objects.filter(run=run, target=record.canonical_id, state=State.ACCEPTED).order_by("pk"):
-        mapping.state, mapping.version = State.STALE, mapping.version + 1
-        mapping.save(update_fields=["state", "version"])
-        summary.marked_stale += 1
-        record_event(run=run, actor=actor, action="mapping.marked_stale", object_type="mapping", object_id=mapping.pk,
-                     before={"state": State.ACCEPTED, "target": record.canonical_id},
-                     after={"state": State.STALE, "reason": f"target {record.canonical_id} {reason}"})
+        _mark_mapping_stale(run, mapping, actor, summary, f"target {record.canonical_id} {reason}")
 
 
 def _declarations_of(versions: dict[str, MemberVersion]) -> dict[tuple[int, str], Record]:
@@ -784,12 +779,12 @@ def _sync_amendments(run: Run, versions: dict[str, MemberVersion], summary: Sync
 
 
 def _mark_mapping_stale(run: Run, mapping: Mapping, actor: Actor, summary: SyncSummary, reason: str) -> None:
-    before_state = mapping.state
+    before = {"state": mapping.state, "target": mapping.target}
     mapping.state, mapping.version = State.STALE, mapping.version + 1
     mapping.save(update_fields=["state", "version"])
     summary.marked_stale += 1
     record_event(run=run, actor=actor, action="mapping.marked_stale", object_type="mapping", object_id=mapping.pk,
-                 before={"state": before_state}, after={"state": State.STALE, "reason": reason})
+                 before=before, after={"state": State.STALE, "reason": reason})
 
 
 def _follow_mappings(run: Run, summary: SyncSummary, actor: Actor) -> None:
