@@ -907,12 +907,16 @@ def propose_mapping(*, run: Run, source: str, relation: str, target: str | None,
 
 # --- decisions -----------------------------------------------------------------------------------
 
-def _check_decision(decision: str, rationale: str) -> str:
-    if decision not in DECISIONS:
-        raise ProposalError(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}", "decision")
+def _check_decision(decision: str, rationale: str, allowed: tuple[str, ...] = DECISIONS) -> str:
+    """The stripped rationale; ProposalError for a decision not `allowed`, or a reject or carry without one."""
+    if decision not in allowed:
+        raise ProposalError(f"decision must be one of {', '.join(allowed)}, not {decision!r}", "decision")
     rationale = (rationale or "").strip()
     if decision == REJECT and not rationale:
         raise ProposalError("a rejection needs a rationale: say why", "rationale")
+    if decision == CARRY and not rationale:
+        raise ProposalError("carrying it into the result's Limitations needs a rationale: say why it stays open",
+                            "rationale")
     return rationale
 
 
@@ -1114,14 +1118,7 @@ def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: 
     the amendment), exactly as deciding the mapping directly would, so the two never disagree. It
     cannot be carried: reject it with the reason to keep the supersession out of the shared set.
     """
-    if decision not in AMENDMENT_DECISIONS:
-        raise ProposalError(f"decision must be one of {', '.join(AMENDMENT_DECISIONS)}, not {decision!r}", "decision")
-    rationale = (rationale or "").strip()
-    if decision == REJECT and not rationale:
-        raise ProposalError("a rejection needs a rationale: say why", "rationale")
-    if decision == CARRY and not rationale:
-        raise ProposalError("carrying it into the result's Limitations needs a rationale: say why it stays open",
-                            "rationale")
+    rationale = _check_decision(decision, rationale, allowed=AMENDMENT_DECISIONS)
     run = amendment.run
     with transaction.atomic():
         _ensure_open(run)
