@@ -941,6 +941,16 @@ def _name(item) -> str:
     return f"integration issue decision {item.pk}"
 
 
+def _decision_values(state: str, rationale: str, actor: Actor, *, member_sha256: str,
+                     content_sha256: str) -> dict[str, Any]:
+    """The columns a decision writes: who decided, when, and what it saw; a reopened item (proposed) clears them."""
+    if state == State.PROPOSED:
+        return {"state": state, "rationale": rationale, "decided_by": "", "decided_at": None,
+                "decided_member_sha256": "", "decided_content_sha256": ""}
+    return {"state": state, "rationale": rationale, "decided_by": actor.label, "decided_at": timezone.now(),
+            "decided_member_sha256": member_sha256, "decided_content_sha256": content_sha256}
+
+
 def _claim(model, item, expected_version: int | None, **values) -> None:
     """The conditional UPDATE that makes one decision win: 0 rows means someone else got there first."""
     if expected_version is None or item.version != expected_version:
@@ -1018,7 +1028,6 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
         before = mapping_snapshot(current)
         extra: dict[str, Any] = {}
         record = current.source_record
-        now = timezone.now()
         if decision == ACCEPT:
             chosen = target or current.target
             if current.relation != Mapping.Relation.NEW:
@@ -1035,16 +1044,11 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
                 if other is not None:
                     raise InvalidDecision(f"{current.source} is already accepted as mapping {other.pk} "
                                           f"({other.relation} {other.target}); reopen that one first")
-            values = dict(state=new_state, rationale=rationale, decided_by=actor.label, decided_at=now,
-                          decided_member_sha256=record.member_version.sha256 if record else "",
-                          decided_content_sha256=record.content_sha256 if record else "", target=chosen)
-        elif decision == REJECT:
-            values = dict(state=new_state, rationale=rationale, decided_by=actor.label, decided_at=now,
-                          decided_member_sha256=record.member_version.sha256 if record else "",
-                          decided_content_sha256=record.content_sha256 if record else "")
-        else:
-            values = dict(state=new_state, rationale=rationale, decided_by="", decided_at=None,
-                          decided_member_sha256="", decided_content_sha256="")
+        values = _decision_values(new_state, rationale, actor,
+                                  member_sha256=record.member_version.sha256 if record else "",
+                                  content_sha256=record.content_sha256 if record else "")
+        if decision == ACCEPT:
+            values["target"] = chosen
         try:
             with transaction.atomic():
                 _claim(Mapping, current, expected_version, **values)
@@ -1089,13 +1093,8 @@ def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str
         _ensure_open(run)
         current, new_state = _read_for_decision(IssueDecision, issue_decision.pk, expected_version, decision)
         before = issue_snapshot(current)
-        if decision == REOPEN:
-            values = dict(state=new_state, rationale=rationale, decided_by="", decided_at=None,
-                          decided_member_sha256="", decided_content_sha256="")
-        else:
-            values = dict(state=new_state, rationale=rationale, decided_by=actor.label, decided_at=timezone.now(),
-                          decided_member_sha256=current.issue.member_version.sha256,
-                          decided_content_sha256=current.issue.content_sha256)
+        values = _decision_values(new_state, rationale, actor, member_sha256=current.issue.member_version.sha256,
+                                  content_sha256=current.issue.content_sha256)
         _claim(IssueDecision, current, expected_version, **values)
         result = _fresh(IssueDecision, current.pk)
         record_event(run=run, actor=actor, action=f"issue.{_PAST[decision]}", object_type="issue_decision",
@@ -1134,13 +1133,8 @@ def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: 
             return _decide_supersession(current, mappings, decision, rationale, actor)
         new_state = _check_transition(current, decision)
         before = amendment_snapshot(current)
-        if decision == REOPEN:
-            values = dict(state=new_state, rationale=rationale, decided_by="", decided_at=None,
-                          decided_member_sha256="", decided_content_sha256="")
-        else:
-            values = dict(state=new_state, rationale=rationale, decided_by=actor.label, decided_at=timezone.now(),
-                          decided_member_sha256=current.member_version.sha256,
-                          decided_content_sha256=current.content_sha256)
+        values = _decision_values(new_state, rationale, actor, member_sha256=current.member_version.sha256,
+                                  content_sha256=current.content_sha256)
         _claim(AmendmentDecision, current, expected_version, **values)
         result = _fresh(AmendmentDecision, current.pk)
         record_event(run=run, actor=actor, action=f"amendment.{_PAST[decision]}", object_type="amendment_decision",
