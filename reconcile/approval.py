@@ -26,7 +26,7 @@ from records.document import ParsedReport
 from records.models import Finding, IntegrationIssue, MemberVersion, ValidationReport
 from records.parsing import parse_report
 from records.validation import ERROR, WARNING, MemberInput, RunFacts, validate_set
-from reviews.audit import Actor, record_event
+from reviews.audit import Actor, lock_run, record_event
 from reviews.models import AuditEvent, Run
 
 from . import bundles, rendering
@@ -221,7 +221,7 @@ def approve_run(*, run: Run, note: str, actor: Actor) -> Approval:
     if not note:
         raise NoteRequired("note: say what you checked and how; the note is carried into the result.")
     with transaction.atomic():
-        locked = Run.objects.select_for_update().get(pk=run.pk)
+        locked = lock_run(run)
         blockers = approval_blockers(locked)
         if blockers:
             raise ApprovalBlocked(blockers)
@@ -258,7 +258,7 @@ def reopen_run(*, run: Run, reason: str, actor: Actor) -> Run:
     if not reason:
         raise NoteRequired("reason: say why the run goes back to review.")
     with transaction.atomic():
-        locked = Run.objects.select_for_update().get(pk=run.pk)
+        locked = lock_run(run)
         failed_in_finalizing = locked.status == Run.Status.FAILED and locked.failed_from == Run.Status.FINALIZING
         if locked.status != Run.Status.APPROVED and not failed_in_finalizing:
             raise ApprovalBlocked([f"The run is {locked.status}; only an approved run that is not final can be reopened."])
@@ -301,7 +301,7 @@ def finalize_run(*, run: Run, actor: Actor) -> Result | None:
     tries again.
     """
     with transaction.atomic():
-        locked = Run.objects.select_for_update().get(pk=run.pk)
+        locked = lock_run(run)
         existing = Result.objects.filter(run=locked).first()
         if existing is not None:
             return existing
@@ -322,7 +322,7 @@ def finalize_run(*, run: Run, actor: Actor) -> Result | None:
     digest = archives.sha256_hex(markdown.encode("utf-8"))
     try:
         with transaction.atomic():
-            locked = Run.objects.select_for_update().get(pk=run.pk)
+            locked = lock_run(run)
             existing = Result.objects.filter(run=locked).first()
             if existing is not None:
                 return existing
@@ -344,7 +344,7 @@ def finalize_run(*, run: Run, actor: Actor) -> Result | None:
 
 def _fail(run: Run, *, reason: str, actor: Actor) -> None:
     with transaction.atomic():
-        locked = Run.objects.select_for_update().get(pk=run.pk)
+        locked = lock_run(run)
         if locked.status == Run.Status.FINALIZING:
             _move(locked, status=Run.Status.FAILED, actor=actor, action="run.finalize_failed", reason=reason)
     _sync(run, locked)
@@ -353,7 +353,7 @@ def _fail(run: Run, *, reason: str, actor: Actor) -> None:
 def retry_finalize(*, run: Run, actor: Actor) -> Run:
     """failed (during finalization) → finalizing again, and queue the work after commit."""
     with transaction.atomic():
-        locked = Run.objects.select_for_update().get(pk=run.pk)
+        locked = lock_run(run)
         if locked.status != Run.Status.FAILED or locked.failed_from != Run.Status.FINALIZING:
             raise ApprovalBlocked([
                 f"The run is {locked.status}; only a run whose finalization failed can be retried."
