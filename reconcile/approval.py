@@ -449,8 +449,7 @@ def _render(run: Run, approval: Approval) -> tuple[str, dict]:
         )
     warnings = sum(1 for f in findings if f.severity == WARNING)
     data = gather_result_input(
-        run=run, approval=approval, members=members, canonical=canonical, mappings=mappings,
-        errors=len(errors), warnings=warnings, profile_errors={f.member for f in errors if f.code.startswith("profile")},
+        run=run, approval=approval, members=members, canonical=canonical, mappings=mappings, warnings=warnings,
     )
     try:
         return rendering.render_result(data), rendering.result_json(data)
@@ -517,8 +516,9 @@ def _decision_word(state: str) -> str:
 
 def gather_result_input(
     *, run: Run, approval: Approval, members: list[_Member], canonical: list[CanonicalRecord],
-    mappings: list[Mapping], errors: int, warnings: int, profile_errors: set[str],
+    mappings: list[Mapping], warnings: int,
 ) -> rendering.ResultInput:
+    """The renderer's input for a set that re-validated without errors (any error refuses finalization)."""
     accepted = [m for m in mappings if m.state == Mapping.State.ACCEPTED]
     aliases = _aliases(canonical, accepted)
 
@@ -593,8 +593,7 @@ def gather_result_input(
                         if f.get("result-disposition") in RESULT_DISPOSITIONS), "complete")
     profile = next((m.report.front_matter["memory-comparison"] for m in members
                     if isinstance(m.report.front_matter, dict)
-                    and isinstance(m.report.front_matter.get("memory-comparison"), dict)
-                    and m.name not in profile_errors), None)
+                    and isinstance(m.report.front_matter.get("memory-comparison"), dict)), None)
 
     return rendering.ResultInput(
         run_id=run.run_id, system=run.system, title=run.title, run_date=_iso(run.run_date),
@@ -604,7 +603,7 @@ def gather_result_input(
         verification=rendering.Verification(
             approval_note=approval.note, approved_by=approval.approved_by,
             approved_at=approval.approved_at.isoformat(timespec="seconds"),
-            errors=errors, warnings=warnings, manifest_sha256=approval.manifest_sha256,
+            errors=0, warnings=warnings, manifest_sha256=approval.manifest_sha256,
             checks=(
                 f"SHA-256 of every stored member version recomputed and matched ({len(members)} members)",
                 "run manifest recomputed from the stored member bytes and matched the approved manifest",
