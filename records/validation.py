@@ -191,10 +191,6 @@ def _split_id(record_id: str) -> tuple[str, str, str]:
     return parsed
 
 
-def _is_slug_id(record_id: str) -> bool:
-    return is_record_id(record_id) and ids.is_slug(record_id)
-
-
 def _ids_in(text: str) -> list[str]:
     return [m.record_id for m in ids.find_ids(text) if is_record_id(m.record_id)]
 
@@ -259,24 +255,27 @@ def _prose_lines(report: ParsedReport) -> list[tuple[int, str]]:
 
 
 def _report_generation(report: ParsedReport) -> str:
-    """"slug" (current form) or a numbered generation, or "" when the member names no record."""
-    ids = [d.record_id for d in report.declarations if is_record_id(d.record_id)]
-    if not ids:
-        ids = [a.target for a in report.annotations if is_record_id(a.target)]
-    if not ids:
-        ids = [r.record_id for r in report.references if is_record_id(r.record_id)]
-    if ids:
-        if any(_is_slug_id(record_id) for record_id in ids):
-            return "slug"
-        if any(not _split_id(record_id)[0] for record_id in ids):
-            return "bare-numbered"
-        return "prefixed-numbered"
-    doc_type = report.doc_type or str(report.front_matter.get("type", "") if isinstance(report.front_matter, dict) else "")
+    """A generation of `records.ids` read from the member's own IDs (declarations,
+    else annotations, else references), then its front matter `type`; "" when
+    neither tells."""
+    shapes = [d.record_id for d in report.declarations if is_record_id(d.record_id)]
+    if not shapes:
+        shapes = [a.target for a in report.annotations if is_record_id(a.target)]
+    if not shapes:
+        shapes = [r.record_id for r in report.references if is_record_id(r.record_id)]
+    if shapes:
+        return ids.generation_of(shapes)
+    doc_type = report.doc_type or str(_front(report).get("type", ""))
     if doc_type.startswith("agentic-system-analyses/"):
-        return "slug"
+        return ids.GENERATION_SLUG
     if doc_type.startswith("agentic-systems/"):
-        return "prefixed-numbered"
+        return ids.GENERATION_PREFIXED
     return ""
+
+
+def _front(report: ParsedReport) -> dict:
+    """The front matter as a mapping ({} when absent or not a mapping)."""
+    return report.front_matter if isinstance(report.front_matter, dict) else {}
 
 
 def _severity(current: bool) -> str:
@@ -299,7 +298,7 @@ class _Collector:
 def validate_member(member: MemberInput, run: RunFacts) -> list[Finding]:
     """Findings about one member on its own (no references across the set)."""
     generation = _report_generation(member.report) or member.report.generation
-    return _sorted(_member_findings(member, run, current=generation == "slug"))
+    return _sorted(_member_findings(member, run, current=generation == ids.GENERATION_SLUG))
 
 
 def validate_set(
@@ -316,7 +315,7 @@ def validate_set(
     current_by_member = {}
     for m in members:
         generation = generations[m.name] or set_generation or m.report.generation
-        current_by_member[m.name] = generation == "slug"
+        current_by_member[m.name] = generation == ids.GENERATION_SLUG
 
     findings: list[Finding] = []
     for m in members:
@@ -424,7 +423,7 @@ def _check_identity(out: _Collector, report: ParsedReport, run: RunFacts, curren
             f"The front matter could not be read ({report.front_matter_error}); fix its YAML so run-id and reviewed-boundary can be checked.",
             line=1,
         )
-    front = report.front_matter if isinstance(report.front_matter, dict) else {}
+    front = _front(report)
     run_id = front.get("run-id")
     if run_id is not None and run.run_id and str(run_id).strip() != run.run_id:
         out.add(
@@ -634,6 +633,11 @@ def _part_of_lines(report: ParsedReport) -> list[tuple[int, str]]:
     return [(number, line) for number, line in _prose_lines(report) if _PART_OF_RE.search(line)]
 
 
+def _part_of_value(match: re.Match) -> str:
+    """The ID a `_PART_OF_LINE_RE` match names, without trailing period or backticks."""
+    return _strip_ticks(match.group(1).strip().rstrip("."))
+
+
 def _check_part_of(out: _Collector, report: ParsedReport, current: bool) -> None:
     severity = _severity(current)
     lines = _part_of_lines(report)
@@ -652,7 +656,7 @@ def _check_part_of(out: _Collector, report: ParsedReport, current: bool) -> None
                     line=number,
                 )
                 continue
-            value = _strip_ticks(match.group(1).strip().rstrip("."))
+            value = _part_of_value(match)
             seen.append((number, value))
             if not is_record_id(value):
                 out.add(
@@ -975,7 +979,7 @@ def _check_amendment_form(out: _Collector, member: MemberInput, current: bool) -
 
 
 def _check_boundary_facts(out: _Collector, member: MemberInput) -> None:
-    front = member.report.front_matter if isinstance(member.report.front_matter, dict) else {}
+    front = _front(member.report)
     cutoff = front.get("analysis-cutoff")
     if cutoff is None:
         if member.role == "boundary":
@@ -1066,7 +1070,7 @@ def _profile_records(profile) -> list[tuple[str, str]]:
 
 
 def _check_profile_shape(out: _Collector, member: MemberInput, current: bool) -> None:
-    front = member.report.front_matter if isinstance(member.report.front_matter, dict) else {}
+    front = _front(member.report)
     if "memory-comparison" not in front:
         if member.role == "memory-profile":
             out.add(
@@ -1334,7 +1338,7 @@ def _part_of_resolution(members: Sequence[MemberInput], resolvable: set[str]) ->
                 match = _PART_OF_LINE_RE.match(line)
                 if not match:
                     continue
-                value = _strip_ticks(match.group(1).strip().rstrip("."))
+                value = _part_of_value(match)
                 if is_record_id(value) and value != decl.record_id and value not in resolvable:
                     findings.append(
                         Finding(
@@ -1352,7 +1356,7 @@ def _part_of_resolution(members: Sequence[MemberInput], resolvable: set[str]) ->
 def _profile_resolution(members: Sequence[MemberInput], resolvable: set[str]) -> list[Finding]:
     findings = []
     for m in members:
-        front = m.report.front_matter if isinstance(m.report.front_matter, dict) else {}
+        front = _front(m.report)
         excused = {s.source for s in m.report.mappings} if _is_result(m) else set()
         for axis, record_id in sorted(set(_profile_records(front.get("memory-comparison")))):
             if record_id in resolvable or record_id in excused:
