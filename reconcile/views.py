@@ -45,8 +45,6 @@ from . import diffing, services
 from .forms import AmendmentDecisionForm, BulkAcceptForm, DecisionForm, PageFilterForm, ProposeForm, RejectCanonicalForm
 from .models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, KindCounter, Mapping
 
-# Members whose declarations are the canonical side, not something to map.
-CANONICAL_ROLES = {"runtime", "result"}
 STALE_MESSAGE = "Another reviewer changed this item; here is its current state."
 # The picker entry for mappings whose source is not a record of a current member version.
 STATEMENTS = "statements"
@@ -390,7 +388,7 @@ def _members(run: Run):
 
 def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
     members = _members(run)
-    pickable = [m for m in members if m.role not in CANONICAL_ROLES and m.declarations]
+    pickable = [m for m in members if m.role not in services.SEEDING_ROLES and m.declarations]
     mappings = list(_current_mappings(run))
     # Mapping statements of a result or reconciliation whose source no member of the run declares
     # (seed 000's `MEM-OBJ-1 → OBJ-5`) still need a decision: they get a picker entry of their own.
@@ -957,7 +955,7 @@ def reject_canonical(request, run_id: str, canonical_id: int):
 
 def _shown_member(request, run: Run) -> str:
     """The picker entry the page that sent a request shows (its `member`, or the page's default)."""
-    pickable = [m.role for m in _members(run) if m.role not in CANONICAL_ROLES and m.declarations]
+    pickable = [m.role for m in _members(run) if m.role not in services.SEEDING_ROLES and m.declarations]
     if Mapping.objects.filter(run=run, source_record__isnull=True).exists():
         pickable.append(STATEMENTS)
     wanted = request.GET.get("member", "")
