@@ -235,7 +235,7 @@ class AmendmentRow:
 
     @property
     def is_open(self) -> bool:
-        return self.amendment.state in (Decidable.State.PROPOSED, Decidable.State.STALE)
+        return self.amendment.is_open
 
     @property
     def is_conflict(self) -> bool:
