@@ -359,18 +359,17 @@ def _canonicals(run: Run) -> dict[str, CanonicalRecord]:
 
 
 def _progress(run: Run) -> dict:
-    """Counts of what is left to decide, in the shape of services.decision_progress."""
+    """The page's counters of what is left to decide, flattened from services.decision_progress."""
     progress = services.decision_progress(run)
-    mappings, issues = progress.get("mappings", {}), progress.get("issues", {})
-    amendments = progress.get("amendments", {})
+    mappings, issues, amendments = progress["mappings"], progress["issues"], progress["amendments"]
     return {
-        "amendments_undecided": amendments.get("undecided", 0),
-        "amendments_total": amendments.get("total", 0),
-        "mappings_undecided": mappings.get("undecided", 0),
-        "mappings_stale": mappings.get("stale", 0),
-        "mappings_total": mappings.get("total", 0),
-        "issues_undecided": issues.get("undecided", 0),
-        "issues_total": issues.get("total", 0),
+        "amendments_undecided": amendments["undecided"],
+        "amendments_total": amendments["total"],
+        "mappings_undecided": mappings["undecided"],
+        "mappings_stale": mappings["stale"],
+        "mappings_total": mappings["total"],
+        "issues_undecided": issues["undecided"],
+        "issues_total": issues["total"],
     }
 
 
