@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db.models import Count, Q
 from django.http import Http404, HttpResponse, HttpResponseNotModified
+from django.shortcuts import get_object_or_404
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -48,14 +49,9 @@ def bad_parameter(name: str, message: str) -> ApiError:
 
 
 def _member_for(run, member_id: str) -> MemberReport:
-    member = MemberReport.objects.filter(run=run, role=member_id).first()
-    if member is None:
-        raise Http404
-    return member
-
-
-def _current_versions(run):
-    return MemberVersion.objects.filter(pk__in=MemberReport.objects.filter(run=run).values("current_version"))
+    """The member with its current version (without the bytes); 404 when the run has no such member."""
+    return get_object_or_404(MemberReport.objects.select_related("current_version").defer("current_version__content"),
+                             run=run, role=member_id)
 
 
 def _member_summary(member: MemberReport) -> dict:
@@ -92,7 +88,7 @@ class RunDetailView(APIView):
         return Response(run_detail_data(run))
 
 
-def _upload_from(request) -> tuple[str, str, bytes]:
+def _upload_from(request) -> tuple[str, str | None, bytes]:
     """(role, filename, bytes) from multipart `file`+`role` or JSON `{"role", "content"[, "filename"]}`."""
     data = request.data
     if not hasattr(data, "get"):
@@ -116,8 +112,8 @@ def _upload_from(request) -> tuple[str, str, bytes]:
     if not isinstance(content, str):
         raise ApiError(f"content: must be a string holding the report's text, not {type(content).__name__}",
                        code="invalid", details={"field": "content"})
-    filename = data.get("filename") or f"{role}.md"
-    if not isinstance(filename, str):
+    filename = data.get("filename")  # when absent, ingest names the file after the role
+    if filename is not None and not isinstance(filename, str):
         raise ApiError("filename: must be a string", code="invalid", details={"field": "filename"})
     try:
         raw = content.encode("utf-8")
@@ -152,9 +148,8 @@ class MemberDetailView(APIView):
         run = get_run_for(request, run_id, READ_RUNS, "read")
         member = _member_for(run, member_id)
         versions = list(member.versions.defer("content").order_by("version"))
-        data = _member_summary(MemberReport.objects.select_related("current_version")
-                               .defer("current_version__content").get(pk=member.pk))
-        current = next((v for v in versions if v.pk == member.current_version_id), None)
+        data = _member_summary(member)
+        current = member.current_version
         report = services.latest_validation(run)
         found = (report.findings.filter(member=member.role).aggregate(
             errors=Count("pk", filter=Q(severity=Finding.Severity.ERROR)),
@@ -216,7 +211,7 @@ class RecordListView(generics.ListAPIView):
             records = records.filter(member_version__member__role=member)
         version = params.get("version")
         if version is None:
-            records = records.filter(member_version__in=_current_versions(run))
+            records = records.filter(member_version__in=services.current_versions(run))
         elif not version.isdigit():
             raise bad_parameter("version", f"{version!r} is not a version number")
         elif member is None:
@@ -249,7 +244,7 @@ class IntegrationIssueListView(generics.ListAPIView):
 
     def get_queryset(self):
         run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
-        issues = IntegrationIssue.objects.filter(run=run, member_version__in=_current_versions(run))
+        issues = IntegrationIssue.objects.filter(run=run, member_version__in=services.current_versions(run))
         member = self.request.query_params.get("member")
         if member is not None:
             if member not in Role.values:
