@@ -1,10 +1,9 @@
 """REST API for runs, and the pieces every app's API shares: errors, pagination, access."""
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, generics, serializers, status
+from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 
 from .access import READ_RUNS, UPLOAD, check_role
@@ -17,18 +16,8 @@ from .services import RunExists, create_run
 def get_run_for(request, run_id: str, allowed: set[str] = READ_RUNS, action: str = "read") -> Run:
     """The run named in the URL, if the caller's role allows `action` on it (denials are audited)."""
     run = get_object_or_404(Run, run_id=run_id)
-    try:
-        check_role(request.user, allowed, run=run, action=action, actor=Actor.for_request(request))
-    except DjangoPermissionDenied as denied:
-        raise exceptions.PermissionDenied(str(denied)) from None
+    check_role(request.user, allowed, run=run, action=action, actor=Actor.for_request(request))
     return run
-
-
-def require_role(request, allowed: set[str]) -> None:
-    try:
-        check_role(request.user, allowed)
-    except DjangoPermissionDenied as denied:
-        raise exceptions.PermissionDenied(str(denied)) from None
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -45,7 +34,7 @@ class RunListCreateView(generics.ListCreateAPIView):
     serializer_class = RunSerializer
 
     def get_queryset(self):
-        require_role(self.request, READ_RUNS)
+        check_role(self.request.user, READ_RUNS)
         runs = Run.objects.all()
         params = self.request.query_params
         if params.get("status"):
@@ -59,7 +48,7 @@ class RunListCreateView(generics.ListCreateAPIView):
 
     @extend_schema(summary="Create a run", responses={201: RunSerializer})
     def create(self, request, *args, **kwargs):
-        require_role(request, UPLOAD)
+        check_role(request.user, UPLOAD)
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:

@@ -1,6 +1,7 @@
 """The API's error shape (DESIGN.md §4): {"error": {"code", "message", "details"}}."""
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions
@@ -45,6 +46,9 @@ def exception_handler(exc, context):
     """Every API error as {"error": {"code", "message", "details"}}."""
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
+    if isinstance(exc, DjangoPermissionDenied):
+        # DRF would answer its generic message; the access checks say which role is needed.
+        exc = exceptions.PermissionDenied(str(exc) or None)
     if isinstance(exc, TransitionError):
         exc = Conflict(str(exc), code="invalid_state")
     response = drf_exception_handler(exc, context)

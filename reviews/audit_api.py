@@ -1,10 +1,9 @@
 """REST API of the audit trail (DESIGN.md §4, §8): the events of a run, and the chain's check."""
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import exceptions, generics, serializers
+from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -15,10 +14,7 @@ from .models import AuditEvent, Run
 def get_run_for_audit(request, run_id: str) -> Run:
     """The run named in the URL, if the caller may read its trail (denials are audited)."""
     run = get_object_or_404(Run, run_id=run_id)
-    try:
-        check_audit_access(request.user, run, actor=Actor.for_request(request))
-    except DjangoPermissionDenied as denied:
-        raise exceptions.PermissionDenied(str(denied)) from None
+    check_audit_access(request.user, run, actor=Actor.for_request(request))
     return run
 
 
