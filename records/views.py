@@ -14,13 +14,12 @@ from reviews.models import Run
 
 from . import services
 from .ids import KINDS
-from .models import MemberReport, MemberVersion, Record, Role
+from .models import Finding, MemberReport, MemberVersion, Record, Role
 from .serializers import full_counts
+from .validation import KIND_HEADINGS
 
 PIPELINE_STEPS = ("received", "parsing", "parsed", "validated")
-KIND_NAMES = {"CMP": "Components", "OBJ": "Operative objects", "RTE": "Routes", "CLM": "Claims",
-              "ABS": "Evidenced absences", "BAP": "Behavioral-authority paths"}
-SEVERITIES = ("error", "warning")
+SEVERITIES = tuple(Finding.Severity.values)  # errors first
 
 
 def _readable_run(request, run_id: str) -> Run:
@@ -105,7 +104,7 @@ def member_detail(request, run_id: str, member_id: str):
             annotations.append(entry)
         else:
             by_kind[record.kind].append(entry)
-    groups = [{"kind": kind, "name": KIND_NAMES[kind], "records": by_kind[kind]} for kind in KINDS if by_kind[kind]]
+    groups = [{"kind": kind, "name": KIND_HEADINGS[kind], "records": by_kind[kind]} for kind in KINDS if by_kind[kind]]
     groups += [{"kind": kind, "name": kind or "Other", "records": entries}
                for kind, entries in by_kind.items() if kind not in KINDS]
     content = bytes(MemberVersion.objects.values_list("content", flat=True).get(pk=version.pk))
