@@ -122,3 +122,11 @@ def test_the_api_docs_load_their_assets_from_our_own_static_files(client):
     body = client.get("/api/docs/").content.decode()
     assert "/static/drf_spectacular_sidecar/" in body
     assert "cdn." not in body and "https://" not in body.split("<body", 1)[0]
+
+
+def test_it_names_the_role_a_refused_caller_lacks(reviewer):
+    response = reviewer.post("/api/runs/", run_payload(), format="json")
+    assert response.status_code == 403
+    error = response.json()["error"]
+    assert error["code"] == "permission_denied"
+    assert error["message"] == "This needs the admin or agent role."
