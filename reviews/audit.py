@@ -45,7 +45,6 @@ import rfc8785
 from django.core.exceptions import PermissionDenied
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from .access import AGENT, READ_AUDIT, roles_of
@@ -75,7 +74,7 @@ class Actor:
         if token_name:
             return cls(label=f"token:{token_name}", user_id=user.pk)
         if user is not None and user.is_authenticated:
-            return cls(label=f"user:{user.get_username()}", user_id=user.pk)
+            return cls.for_user(user)
         return cls(label="anonymous")
 
     @classmethod
@@ -222,15 +221,6 @@ class ChainCheck:
     broken_event_id: int | None = None
     reason: str = ""
 
-    def as_dict(self) -> dict:
-        return {
-            "ok": self.ok,
-            "events": self.events,
-            "broken_seq": self.broken_seq,
-            "broken_event_id": self.broken_event_id,
-            "reason": self.reason,
-        }
-
     def report(self) -> dict:
         """The verify API's answer: the count when the chain holds, the first broken event when not."""
         if self.ok:
@@ -262,19 +252,12 @@ def verify_chain(run: Run | None) -> ChainCheck:
     return ChainCheck(True, count)
 
 
-def last_hash(run: Run) -> str:
-    value = AuditEvent.objects.filter(run=run).aggregate(m=Max("seq"))["m"]
-    if value is None:
-        return GENESIS
-    return AuditEvent.objects.get(run=run, seq=value).hash
-
-
 # Who may read a run's trail. Kept here, beside the trail, because the rule
 # reads the trail itself: reviews must not ask records who uploaded.
 
 def actor_labels_of(user) -> set[str]:
     """Every label the user acts under: the browser login and each of their API tokens."""
-    labels = {f"user:{user.get_username()}"}
+    labels = {Actor.for_user(user).label}
     labels.update(f"token:{name}" for name in ApiToken.objects.filter(user=user).values_list("name", flat=True))
     return labels
 

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from .access import ADMIN, ROLES, ensure_role_groups
-from .audit import Actor, record_event
+from .audit import Actor, lock_run, record_event
 from .models import ApiToken, Run, hash_token
 
 
@@ -43,7 +43,7 @@ def create_run(*, actor: Actor, user=None, **fields: Any) -> Run:
 def set_run_status(*, run: Run, status: str, actor: Actor, reason: str = "") -> Run:
     """Move a run along its lifecycle, under a row lock, audited. No-op if already there."""
     with transaction.atomic():
-        locked = Run.objects.select_for_update().get(pk=run.pk)
+        locked = lock_run(run)
         if locked.status == status and locked.status_reason == reason:
             return locked
         old = locked.transition_to(status, reason=reason)
