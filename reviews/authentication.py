@@ -10,9 +10,9 @@ class HashedTokenAuthentication(authentication.TokenAuthentication):
     keyword = "Token"
 
     def authenticate_credentials(self, key):
-        digest = hash_token(key)
-        token = ApiToken.objects.select_related("user").filter(key_sha256=digest).first()
-        if token is None or not token.matches(key):
+        # Looked up by the key's SHA-256: timing of the lookup can reveal only a hash, never the key.
+        token = ApiToken.objects.select_related("user").filter(key_sha256=hash_token(key)).first()
+        if token is None:
             raise exceptions.AuthenticationFailed("Invalid token.")
         if not token.is_active:
             raise exceptions.AuthenticationFailed("This token has been revoked.")

@@ -1,5 +1,4 @@
 import hashlib
-import hmac
 import re
 import secrets
 
@@ -120,9 +119,6 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
-
-    def matches(self, key: str) -> bool:
-        return hmac.compare_digest(self.key_sha256, hash_token(key))
 
 
 class AuditEvent(models.Model):
