@@ -164,6 +164,9 @@ class AmendmentDecision(Decidable):
         AMENDMENT = "amendment"
         UNRESOLVED_CONFLICT = "unresolved-conflict"
 
+    # How a report labels each kind of paragraph (its content hash covers the label too).
+    KIND_LABELS = {Kind.AMENDMENT: "Amendment", Kind.UNRESOLVED_CONFLICT: "Unresolved conflict"}
+
     state = models.CharField(max_length=10, choices=State.choices, default=State.PROPOSED)
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="amendment_decisions")
     # The member version whose paragraph this is; a re-upload moves the row to the new version.
@@ -187,8 +190,11 @@ class AmendmentDecision(Decidable):
         ]
 
     def __str__(self) -> str:
-        label = "Amendment" if self.kind == self.Kind.AMENDMENT else "Unresolved conflict"
-        return f"{label} {self.index}"
+        return f"{self.label} {self.index}"
+
+    @property
+    def label(self) -> str:
+        return self.KIND_LABELS.get(self.kind, self.kind)
 
 
 class Approval(models.Model):

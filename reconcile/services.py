@@ -596,8 +596,6 @@ def _create_issue_decisions(run: Run, versions: dict[str, MemberVersion], summar
 
 # --- amendments and unresolved conflicts ---------------------------------------------------------
 
-AMENDMENT_LABELS = {AmendmentDecision.Kind.AMENDMENT: "Amendment",
-                    AmendmentDecision.Kind.UNRESOLVED_CONFLICT: "Unresolved conflict"}
 # The members whose `X is superseded by Y` amendments sync turns into mappings, with those mappings' origin.
 STATING_ORIGINS = {Role.RECONCILIATION: Mapping.Origin.RECONCILIATION, Role.RESULT: Mapping.Origin.RESULT}
 CARRIED = AmendmentDecision.State.CARRIED
@@ -606,7 +604,7 @@ DECIDED_STATES = (State.ACCEPTED, State.REJECTED, CARRIED)
 
 def amendment_sha256(kind: str, text: str) -> str:
     """The content hash of one paragraph as labelled: `Amendment: …` or `Unresolved conflict: …`."""
-    return hashlib.sha256(f"{AMENDMENT_LABELS.get(kind, kind)}: {text}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{AmendmentDecision.KIND_LABELS.get(kind, kind)}: {text}".encode("utf-8")).hexdigest()
 
 
 def stated_paragraphs(version: MemberVersion) -> list[dict[str, Any]]:
@@ -935,7 +933,7 @@ def _name(item) -> str:
     if isinstance(item, Mapping):
         return f"mapping {item.pk} ({item})"
     if isinstance(item, AmendmentDecision):
-        label = AMENDMENT_LABELS.get(item.kind, item.kind).lower()
+        label = item.label.lower()
         return (f"{label} {item.pk} (line {item.line} of the {item.member_version.member.role} report, "
                 f"version {item.member_version.version})")
     return f"integration issue decision {item.pk}"

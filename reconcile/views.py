@@ -238,12 +238,8 @@ class AmendmentRow:
         return self.amendment.is_open
 
     @property
-    def is_conflict(self) -> bool:
-        return self.amendment.kind == AmendmentDecision.Kind.UNRESOLVED_CONFLICT
-
-    @property
     def label(self) -> str:
-        return "Unresolved conflict" if self.is_conflict else "Amendment"
+        return self.amendment.label
 
     @property
     def supersession(self) -> str:
