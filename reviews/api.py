@@ -6,11 +6,11 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 
-from .access import READ_RUNS, UPLOAD, check_role
+from .access import READ_RUNS, UPLOAD, check_role, roles_of
 from .audit import Actor
 from .api_errors import ApiError, Conflict
 from .models import Run
-from .services import RunExists, create_run
+from .services import RUN_FIELDS, RunExists, create_run
 
 
 def get_run_for(request, run_id: str, allowed: set[str] = READ_RUNS, action: str = "read") -> Run:
@@ -23,9 +23,7 @@ def get_run_for(request, run_id: str, allowed: set[str] = READ_RUNS, action: str
 class RunSerializer(serializers.ModelSerializer):
     class Meta:
         model = Run
-        fields = ["run_id", "system", "title", "run_date", "target_class", "boundary_kind",
-                  "reviewed_boundary", "evidence_tier", "analysis_cutoff", "status", "status_reason",
-                  "manifest_sha256", "created_at", "updated_at"]
+        fields = [*RUN_FIELDS, "status", "status_reason", "manifest_sha256", "created_at", "updated_at"]
         read_only_fields = ["status", "status_reason", "manifest_sha256", "created_at", "updated_at"]
         extra_kwargs = {"run_id": {"validators": []}}  # uniqueness is the database's job: 409 below
 
@@ -65,8 +63,6 @@ class WhoAmIView(generics.GenericAPIView):
 
     @extend_schema(summary="The caller's user name and roles", responses={200: dict})
     def get(self, request):
-        from .access import roles_of
-
         token = request.auth if hasattr(request.auth, "name") else None
         return Response({
             "username": request.user.get_username(),
