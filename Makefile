@@ -6,7 +6,7 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/aas_review
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 
-.PHONY: run test install bench worker
+.PHONY: run test install bench
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
