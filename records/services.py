@@ -27,6 +27,7 @@ from reviews.services import set_run_status
 
 from . import archives
 from .document import ParsedReport
+from .ids import parse_id
 from .models import Finding, IntegrationIssue, MemberReport, MemberVersion, Record, Role, ValidationReport
 from .parsing import parse_report, parse_report_strict
 from .validation import MemberInput, RunFacts, validate_set
@@ -172,7 +173,7 @@ def ingest_member_report(
     sha256 = archives.sha256_hex(content)
     filename = _clean_filename(filename, role)
     with transaction.atomic():
-        locked_run = Run.objects.select_for_update().get(pk=run.pk)
+        locked_run = lock_run(run)
         if not locked_run.accepts_uploads:
             raise RunClosed(f"run {locked_run.run_id} is {locked_run.status}; uploads are refused once a run is "
                             "approved/final; reopen it first", details={"status": locked_run.status})
@@ -237,8 +238,6 @@ def _unique(ids) -> list[str]:
 
 
 def _kind_and_prefix(record_id: str) -> tuple[str, str]:
-    from .ids import parse_id
-
     parsed = parse_id(record_id)
     if parsed is None:
         return "", ""
@@ -313,14 +312,14 @@ def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | No
     content = bytes(version.content)
     actual = archives.sha256_hex(content)
     if actual != version.sha256:
-        return _fail_version(version_pk=version_pk, claimed_at=now, actor=actor,
+        return _fail_version(version=version, claimed_at=now, actor=actor,
                              reason=f"stored bytes hash to {actual}, not the recorded {version.sha256}")
     try:
         # The strict parser surfaces a parser bug as an exception instead of a degraded report.
         report = parse_report_strict(content.decode("utf-8"))
     except Exception as error:  # noqa: BLE001 — any parser failure is recorded on the version
         logger.exception("parser failed on member version %s", version_pk)
-        return _fail_version(version_pk=version_pk, claimed_at=now, actor=actor,
+        return _fail_version(version=version, claimed_at=now, actor=actor,
                              reason=f"parser error: {type(error).__name__}: {error}")
     run = version.member.run
     records, issues = _rows(run, version, report)
@@ -348,18 +347,18 @@ def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | No
     return locked
 
 
-def _fail_version(*, version_pk: int, claimed_at, actor: Actor, reason: str) -> MemberVersion | None:
-    run_pk = MemberVersion.objects.filter(pk=version_pk).values_list("member__run", flat=True).get()
+def _fail_version(*, version: MemberVersion, claimed_at, actor: Actor, reason: str) -> MemberVersion | None:
+    """Record the failure on `version` (loaded with member__run) if the claim taken at `claimed_at` still holds."""
+    run = version.member.run
     with transaction.atomic():
-        lock_run(Run(pk=run_pk))
-        locked = MemberVersion.objects.select_for_update().select_related("member__run").get(pk=version_pk)
+        lock_run(run)
+        locked = MemberVersion.objects.select_for_update().get(pk=version.pk)
         if locked.status != MemberVersion.Status.PARSING or locked.claimed_at != claimed_at:
             return None
         locked.status, locked.status_reason = MemberVersion.Status.FAILED, reason
         locked.save(update_fields=MemberVersion.STATUS_FIELDS)
-        run = locked.member.run
         record_event(run=run, actor=actor, action="member.parse_failed", object_type="member_version",
-                     object_id=_version_label(locked.member.role, locked.version),
+                     object_id=_version_label(version.member.role, locked.version),
                      before={"status": MemberVersion.Status.PARSING}, after={"status": "failed", "reason": reason})
         # Validation decides the run's status, failed members included.
         _queue_after_commit("validate_run", run.pk)
@@ -397,7 +396,7 @@ def validate_run(
     failed when a current member failed to parse.
     """
     with transaction.atomic():
-        locked_run = Run.objects.select_for_update().get(pk=run.pk)
+        locked_run = lock_run(run)
         versions = sorted(current_versions(locked_run), key=lambda v: v.member.role)
         waiting = {MemberVersion.Status.RECEIVED, MemberVersion.Status.PARSING}
         if any(v.status in waiting for v in versions):
