@@ -7,11 +7,12 @@ import os
 import zipfile
 from pathlib import Path
 
-import yaml
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from records.archives import MANIFEST_NAME, role_for_filename
+from records.parsing import parse_report
 from records.services import import_bundle, ingest_member_report
 from reviews.access import AGENT, REVIEWER
 from reviews.audit import Actor
@@ -29,19 +30,6 @@ SEED_RUNS = [
      SUPERMEMORY_COMMIT, [("001", "workflow"), ("002", "memory")]),
     ("AAS-2026-09-27-ace-01", "ACE", "ACE memory report", "0" * 40, [("003", "memory")]),
 ]
-
-
-def front_matter(text: str) -> dict:
-    if not text.startswith("---"):
-        return {}
-    end = text.find("\n---", 3)
-    if end < 0:
-        return {}
-    try:
-        data = yaml.safe_load(text[3:end])
-    except yaml.YAMLError:
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 class Command(BaseCommand):
@@ -90,7 +78,7 @@ class Command(BaseCommand):
             return
         files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
         leading = files.get("overview.md") or files.get("result.md") or next(iter(files.values()), b"")
-        meta = front_matter(leading.decode("utf-8", "replace"))
+        meta = parse_report(leading.decode("utf-8", "replace")).front_matter
         run = create_run(
             actor=self.actor, run_id=run_id, system=str(meta.get("system") or run_id.split("-")[4]),
             title=str(meta.get("description") or run_id)[:300], run_date=str(meta.get("run-date") or run_id[4:14]),
@@ -99,7 +87,7 @@ class Command(BaseCommand):
             evidence_tier=str(meta.get("evidence-tier", "")),
             analysis_cutoff=str(meta.get("analysis-cutoff") or run_id[4:14]),
         )
-        if "ARTIFACT.yaml" in files:
+        if MANIFEST_NAME in files:
             buffer = io.BytesIO()
             with zipfile.ZipFile(buffer, "w") as archive:
                 for name, data in files.items():
@@ -107,6 +95,9 @@ class Command(BaseCommand):
             import_bundle(run=run, archive=buffer.getvalue(), actor=self.actor)
         else:
             for name, data in files.items():
-                role = Path(name).stem
+                role = role_for_filename(name)
+                if role is None:
+                    self.stdout.write(f"{run_id}/{name}: not a member file name, skipped")
+                    continue
                 ingest_member_report(run=run, role=role, filename=name, content=data, actor=self.actor)
         self.stdout.write(f"loaded {run_id} from the corpus")
