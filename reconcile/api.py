@@ -97,11 +97,8 @@ class DecisionSerializer(serializers.Serializer):
     target = serializers.CharField(max_length=120, allow_blank=True, allow_null=True, required=False, default=None)
 
 
-class AmendmentDecisionRequestSerializer(serializers.Serializer):
+class AmendmentDecisionRequestSerializer(DecisionSerializer):
     decision = serializers.ChoiceField(choices=services.AMENDMENT_DECISIONS)
-    rationale = serializers.CharField(allow_blank=True, required=False, default="")
-    version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
-    target = serializers.CharField(max_length=120, allow_blank=True, allow_null=True, required=False, default=None)
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -228,12 +225,13 @@ class MappingListCreateView(generics.ListCreateAPIView):
 
 
 class _DecisionView(APIView):
-    """Accept, reject or reopen one item: the body is a DecisionSerializer, the answer the item."""
+    """Decide one item: the body is a `request_serializer`, a refusal carries the item as an `item_serializer`."""
 
     item_serializer: type[serializers.Serializer]
+    request_serializer: type[serializers.Serializer] = DecisionSerializer
 
     def decide(self, request, call):
-        decision = DecisionSerializer(data=request.data)
+        decision = self.request_serializer(data=request.data)
         decision.is_valid(raise_exception=True)
         try:
             return call(decision.validated_data, Actor.for_request(request))
@@ -314,7 +312,10 @@ class AmendmentListView(generics.ListAPIView):
         return decisions.order_by("member_version__member__role", "index")
 
 
-class AmendmentDecisionView(APIView):
+class AmendmentDecisionView(_DecisionView):
+    item_serializer = AmendmentDecisionSerializer
+    request_serializer = AmendmentDecisionRequestSerializer
+
     @extend_schema(summary="Accept, reject, carry into Limitations or reopen an amendment or unresolved conflict "
                            "(reviewers; a supersession is decided through its mapping)",
                    request=AmendmentDecisionRequestSerializer,
@@ -322,22 +323,20 @@ class AmendmentDecisionView(APIView):
     def post(self, request, run_id: str, amendment_id: int):
         run = get_run_for(request, run_id, DECIDE, "amendment.decide")
         item = get_object_or_404(AmendmentDecision.objects.select_related("run"), run=run, pk=amendment_id)
-        decision = AmendmentDecisionRequestSerializer(data=request.data)
-        decision.is_valid(raise_exception=True)
-        data = decision.validated_data
-        if data["target"]:
-            raise ApiError("target: an amendment has no target; a supersession's target is its mapping's",
-                           code="invalid", details={"field": "target"})
-        try:
-            item = services.decide_amendment(amendment=item, decision=data["decision"], rationale=data["rationale"],
-                                             actor=Actor.for_request(request), expected_version=data["version"])
-        except (services.StateConflict, services.ProposalError) as error:
-            raise _refusal(error, AmendmentDecisionSerializer) from None
+
+        def decide(data, actor):
+            if data["target"]:
+                raise ApiError("target: an amendment has no target; a supersession's target is its mapping's",
+                               code="invalid", details={"field": "target"})
+            return services.decide_amendment(amendment=item, decision=data["decision"], rationale=data["rationale"],
+                                             actor=actor, expected_version=data["version"])
+
+        item = self.decide(request, decide)
         return Response(AmendmentDecisionSerializer(_amendment_decisions(run).get(pk=item.pk)).data)
 
 
 class ProgressView(APIView):
-    @extend_schema(summary="Counts of decided and open mappings and integration issues",
+    @extend_schema(summary="Counts of decided and open mappings, integration issues and amendments",
                    responses={200: OpenApiTypes.OBJECT})
     def get(self, request, run_id: str):
         run = get_run_for(request, run_id, READ_RUNS, "read")
