@@ -248,6 +248,11 @@ def _queue_finalize(run_pk: int) -> None:
         logger.warning("could not queue finalize_run(%s)", run_pk, exc_info=True)
 
 
+def finalization_failed(run: Run) -> bool:
+    """The run failed while finalizing: it can be retried, or reopened like an approved run."""
+    return run.status == Run.Status.FAILED and run.failed_from == Run.Status.FINALIZING
+
+
 def current_approval(run: Run) -> Approval | None:
     return Approval.objects.filter(run=run, withdrawn_at__isnull=True).order_by("-approved_at", "-id").first()
 
@@ -259,8 +264,7 @@ def reopen_run(*, run: Run, reason: str, actor: Actor) -> Run:
         raise NoteRequired("reason: say why the run goes back to review.")
     with transaction.atomic():
         locked = lock_run(run)
-        failed_in_finalizing = locked.status == Run.Status.FAILED and locked.failed_from == Run.Status.FINALIZING
-        if locked.status != Run.Status.APPROVED and not failed_in_finalizing:
+        if locked.status != Run.Status.APPROVED and not finalization_failed(locked):
             raise ApprovalBlocked([f"The run is {locked.status}; only an approved run that is not final can be reopened."])
         approval = current_approval(locked)
         if approval is not None:
@@ -354,7 +358,7 @@ def retry_finalize(*, run: Run, actor: Actor) -> Run:
     """failed (during finalization) → finalizing again, and queue the work after commit."""
     with transaction.atomic():
         locked = lock_run(run)
-        if locked.status != Run.Status.FAILED or locked.failed_from != Run.Status.FINALIZING:
+        if not finalization_failed(locked):
             raise ApprovalBlocked([
                 f"The run is {locked.status}; only a run whose finalization failed can be retried."
             ])

@@ -38,7 +38,7 @@ def markdown_html(markdown: str) -> str:
 
 def approve_panel_context(request, run: Run) -> dict:
     """What `reconcile/_approve_panel.html` needs; other pages merge it into theirs to include the panel."""
-    failed_in_finalizing = run.status == Run.Status.FAILED and run.failed_from == Run.Status.FINALIZING
+    failed_in_finalizing = services.finalization_failed(run)
     return {
         "run": run,
         "can_decide": has_any_role(request.user, DECIDE),
