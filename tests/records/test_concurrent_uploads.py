@@ -18,7 +18,7 @@ def test_concurrent_uploads_and_parses_of_one_run_all_land(run_factory):
     barrier = threading.Barrier(len(roles))
     errors = []
 
-    def upload(role: str, n: int):
+    def upload(role: str):
         try:
             barrier.wait()
             for attempt in range(3):
@@ -32,7 +32,7 @@ def test_concurrent_uploads_and_parses_of_one_run_all_land(run_factory):
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=upload, args=(role, n)) for n, role in enumerate(roles)]
+    threads = [threading.Thread(target=upload, args=(role,)) for role in roles]
     for thread in threads:
         thread.start()
     for thread in threads:
