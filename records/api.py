@@ -48,10 +48,15 @@ def bad_parameter(name: str, message: str) -> ApiError:
     return ApiError(f"{name}: {message}", code="invalid_parameter", details={"parameter": name})
 
 
+def _members_with_current_version():
+    """Members with their current version, without its bytes or parser output (no summary shows them)."""
+    return MemberReport.objects.select_related("current_version").defer("current_version__content",
+                                                                         "current_version__parsed")
+
+
 def _member_for(run, member_id: str) -> MemberReport:
-    """The member with its current version (without the bytes); 404 when the run has no such member."""
-    return get_object_or_404(MemberReport.objects.select_related("current_version").defer("current_version__content"),
-                             run=run, role=member_id)
+    """The member with its current version; 404 when the run has no such member."""
+    return get_object_or_404(_members_with_current_version(), run=run, role=member_id)
 
 
 def _member_summary(member: MemberReport) -> dict:
@@ -70,8 +75,7 @@ def _member_summary(member: MemberReport) -> dict:
 def run_detail_data(run) -> dict:
     members = [
         _member_summary(member)
-        for member in MemberReport.objects.filter(run=run).select_related("current_version")
-        .defer("current_version__content").order_by("role")
+        for member in _members_with_current_version().filter(run=run).order_by("role")
     ]
     totals = {key: sum(m["counts"][key] for m in members) for key in COUNT_KEYS}
     report = services.latest_validation(run)
@@ -147,7 +151,7 @@ class MemberDetailView(APIView):
     def get(self, request, run_id: str, member_id: str):
         run = get_run_for(request, run_id, READ_RUNS, "read")
         member = _member_for(run, member_id)
-        versions = list(member.versions.defer("content").order_by("version"))
+        versions = list(member.versions.defer("content", "parsed", "front_matter").order_by("version"))
         data = _member_summary(member)
         current = member.current_version
         report = services.latest_validation(run)
