@@ -1,25 +1,23 @@
-"""Forms of the reconciliation page: they check the shape of a reviewer's input, nothing more."""
+"""Forms of the reconciliation page: they check the shape of a reviewer's input, nothing more
+(what a decision needs, such as a rejection's rationale, is the service's to say)."""
 from django import forms
 
 from records.ids import KINDS
+
+from . import services
+from .models import Mapping
 
 
 class DecisionForm(forms.Form):
     """One decision on a mapping or an integration issue (accept, reject, reopen)."""
 
-    DECISIONS = [("accept", "accept"), ("reject", "reject"), ("reopen", "reopen")]
+    DECISIONS = [(decision, decision) for decision in services.DECISIONS]
 
     decision = forms.ChoiceField(choices=DECISIONS)
     rationale = forms.CharField(required=False, max_length=5000, strip=True)
     version = forms.IntegerField(min_value=1)
     # Only mappings have a target; an empty value keeps the mapping's own.
     target = forms.CharField(required=False, max_length=120, strip=True)
-
-    def clean(self):
-        data = super().clean()
-        if data.get("decision") == "reject" and not data.get("rationale"):
-            self.add_error("rationale", "A rejection needs a rationale: say why.")
-        return data
 
     def problem(self) -> str:
         """The form's errors as one sentence for the row's message."""
@@ -58,8 +56,7 @@ class PageFilterForm(forms.Form):
 class ProposeForm(forms.Form):
     """Another mapping for one member record, proposed from its row (same rules as the API's)."""
 
-    RELATIONS = [("same", "same"), ("new", "new"), ("part-of", "part-of"), ("supersedes", "supersedes"),
-                 ("no-counterpart", "no-counterpart")]
+    RELATIONS = [(relation, relation) for relation in Mapping.Relation.values]
 
     relation = forms.ChoiceField(choices=RELATIONS)
     target = forms.CharField(required=False, max_length=120, strip=True)
@@ -82,12 +79,6 @@ class RejectCanonicalForm(forms.Form):
 class AmendmentDecisionForm(DecisionForm):
     """One decision on an amendment or unresolved conflict: also `carry` it into the result's Limitations."""
 
-    DECISIONS = DecisionForm.DECISIONS + [("carry", "carry")]
+    DECISIONS = [(decision, decision) for decision in services.AMENDMENT_DECISIONS]
 
     decision = forms.ChoiceField(choices=DECISIONS)
-
-    def clean(self):
-        data = super().clean()
-        if data.get("decision") == "carry" and not data.get("rationale"):
-            self.add_error("rationale", "Carrying it into the Limitations needs a rationale: say why it stays open.")
-        return data

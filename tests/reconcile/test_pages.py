@@ -235,7 +235,7 @@ def test_it_requires_a_rationale_to_reject(client, reviewer, small_run):
     response = client.post(decide_url(small_run, mapping), {"decision": "reject", "version": mapping.version},
                            HTTP_HX_REQUEST="true")
     assert response.status_code == 400
-    assert "A rejection needs a rationale" in response.content.decode()
+    assert "a rejection needs a rationale" in response.content.decode()
     mapping.refresh_from_db()
     assert mapping.state == "proposed"
 
