@@ -26,6 +26,7 @@ from records.document import (
     Segment,
     SourceRow,
 )
+from records.parsing import parse_report
 from records.validation import (
     Finding,
     MemberInput,
@@ -874,11 +875,10 @@ ROLE_BY_STEM = {
 
 
 def corpus_run(run_dir: Path):
-    parsing = pytest.importorskip("records.parsing")
     members = []
     run = None
     for path in sorted(run_dir.glob("*.md")):
-        parsed = parsing.parse_report(path.read_text(encoding="utf-8"))
+        parsed = parse_report(path.read_text(encoding="utf-8"))
         members.append(MemberInput(name=path.name, role=ROLE_BY_STEM.get(path.stem, "verification"), report=parsed))
         front = parsed.front_matter or {}
         if run is None and front.get("run-id"):
@@ -895,9 +895,8 @@ def test_it_finds_no_errors_in_the_accepted_corpus_runs(run_dir):
 
 
 def seed(number: str):
-    parsing = pytest.importorskip("records.parsing")
     path = next((SHARED / "seeds").glob(f"{number}_*.txt"))
-    return parsing.parse_report(path.read_text(encoding="utf-8"))
+    return parse_report(path.read_text(encoding="utf-8"))
 
 
 SEED_RUN = RunFacts(run_id="AAS-2026-09-25-supermemory-02", reviewed_boundary="0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f")
@@ -1020,9 +1019,8 @@ none
 
 
 def parsed_members(**texts):
-    parsing = pytest.importorskip("records.parsing")
     roles = {"runtime": "runtime", "overview": "overview", "memory": "memory", "reconciliation": "reconciliation"}
-    return [MemberInput(f"{name}.md", roles[name], parsing.parse_report(text)) for name, text in texts.items()]
+    return [MemberInput(f"{name}.md", roles[name], parse_report(text)) for name, text in texts.items()]
 
 
 def test_it_finds_nothing_wrong_with_a_clean_current_form_set():
