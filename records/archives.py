@@ -38,7 +38,10 @@ MANIFEST_NAME = "ARTIFACT.yaml"
 EXPORT_MANIFEST_NAME = "MANIFEST.json"
 RESULT_NAME = "result.md"
 AUDIT_NAME = "audit.json"
-EXPORT_EXTRAS = (RESULT_NAME, AUDIT_NAME, EXPORT_MANIFEST_NAME)
+# The run's source snapshot in an export: its description, and the archive itself when small enough.
+SOURCE_SNAPSHOT_NAME = "source/SNAPSHOT.json"
+SOURCE_ARCHIVE_NAMES = ("source/snapshot.tar.gz", "source/snapshot.zip")
+EXPORT_EXTRAS = (RESULT_NAME, AUDIT_NAME, EXPORT_MANIFEST_NAME, SOURCE_SNAPSHOT_NAME, *SOURCE_ARCHIVE_NAMES)
 MAX_ARCHIVE_FILES = 1_000
 CHUNK_SIZE = 64 * 1024
 

@@ -238,6 +238,17 @@ def quotation_summary(run: Run) -> dict:
             "totals": counts, "total": len(statuses), "verified": counts[quotes.VERIFIED]}
 
 
+def export_source(run: Run, make_entries):
+    """The export's source files, `make_entries(archive_sha256=, commit=, file_count=, total_bytes=, archive=)`
+    for the current snapshot (its archive only up to BUNDLE_ARCHIVE_MAX_BYTES); None without a snapshot."""
+    snapshot = current_snapshot(run)
+    if snapshot is None:
+        return None
+    archive = bytes(snapshot.archive.content) if snapshot.archive.size <= BUNDLE_ARCHIVE_MAX_BYTES else None
+    return make_entries(archive_sha256=snapshot.archive_sha256, commit=snapshot.commit,
+                        file_count=snapshot.file_count, total_bytes=snapshot.total_bytes, archive=archive)
+
+
 def verification_statement(run: Run) -> str:
     """"N of M quotations verified against snapshot <sha256>" (or that no snapshot was uploaded)."""
     summary = quotation_summary(run)
