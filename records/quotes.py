@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .document import ParsedReport
-from .validation import ERROR, WARNING, Finding
+from .validation import ERROR, WARNING, Finding, _prose_lines
 
 VERIFIED = "verified"
 NOT_FOUND = "not-found"
@@ -138,10 +138,10 @@ def _looks_like_source_path(token: str) -> bool:
 
 
 def prose_anchors(report: ParsedReport) -> list[Citation]:
-    """Paths, `path:F-L` and blob links cited in prose (quotations and fences excluded), first mention each."""
-    # The prose lines as validation reads them (quotations, `>` lines, fences and front matter left out).
-    from .validation import _prose_lines
+    """Paths, `path:F-L` and blob links cited in prose (quotations and fences excluded), first mention each.
 
+    Prose lines are validation's (`_prose_lines`: quotations, `>` lines, fences and front matter left out).
+    """
     seen: set[tuple[str, str, str]] = set()
     found: list[Citation] = []
 
