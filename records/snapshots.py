@@ -30,6 +30,7 @@ from .validation import Finding, MemberInput, _report_generation
 
 # An export bundle carries the snapshot's archive up to this size; above it, only its hash.
 BUNDLE_ARCHIVE_MAX_BYTES = 10 * 1024 * 1024
+MAX_PATH_LENGTH = 1024  # SourceFile.path
 
 
 class SourceRefused(UploadRefused):
@@ -62,10 +63,20 @@ def _sha256_of(stream: BinaryIO) -> tuple[str, int]:
 def read_source_archive(archive: bytes | BinaryIO) -> dict[str, bytes]:
     """`{path: bytes}` of a source archive within the configured limits; SourceRefused naming the entry."""
     try:
-        return archives.read_archive(archive, max_bytes=settings.MAX_SOURCE_BYTES,
-                                     max_files=settings.MAX_SOURCE_FILES, strip_root=False)
+        files = archives.read_archive(archive, max_bytes=settings.MAX_SOURCE_BYTES,
+                                      max_files=settings.MAX_SOURCE_FILES, strip_root=False)
     except archives.BundleError as error:
         raise SourceRefused(error.message, details={"problems": error.problems}) from None
+    for path in files:
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            name = path.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+            raise SourceRefused(f"{name}: refused, the file name is not UTF-8", details={"problems": [name]}) from None
+        if len(path) > MAX_PATH_LENGTH:
+            raise SourceRefused(f"{path[:80]}…: refused, a path longer than {MAX_PATH_LENGTH} characters",
+                                details={"problems": [path]})
+    return files
 
 
 def _store_blobs(contents: dict[str, bytes]) -> dict[str, SourceBlob]:

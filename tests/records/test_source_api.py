@@ -191,6 +191,27 @@ def test_it_refuses_a_hostile_archive_whole_naming_the_entry(agent, run, archive
 
 
 @pytest.mark.django_db
+def test_it_refuses_a_path_too_long_to_store_and_a_name_that_is_not_utf8(agent, run):
+    long_name = "src/" + "a" * 1100 + ".py"
+    error = assert_error(post_source(agent, run, tar_gz({long_name: b"x\n"})), 400, "source_refused")
+    assert "longer than 1024" in error["message"]
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.GNU_FORMAT, encoding="latin-1") as archive:
+        info = tarfile.TarInfo("src/caf\xe9.py")
+        info.size = 2
+        archive.addfile(info, io.BytesIO(b"x\n"))
+    error = assert_error(post_source(agent, run, buffer.getvalue()), 400, "source_refused")
+    assert "not UTF-8" in error["message"]
+    assert not SourceSnapshot.objects.exists()
+
+
+@pytest.mark.django_db
+def test_it_refuses_what_is_not_an_archive(agent, run):
+    assert "not a zip or tar.gz" in assert_error(post_source(agent, run, b"just text\n"), 400)["message"]
+    assert assert_error(post_source(agent, run, tar_gz(SOURCE)[:40]), 400, "source_refused")["message"]
+
+
+@pytest.mark.django_db
 def test_it_refuses_a_zip_symlink(agent, run):
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
