@@ -59,7 +59,8 @@ class SourceView(APIView):
     @extend_schema(summary="Upload the frozen source snapshot (tar.gz or zip); the same archive again: 200",
                    request={"multipart/form-data": SOURCE_UPLOAD},
                    responses={201: SNAPSHOT, 200: SNAPSHOT, 400: OpenApiResponse(description="refused, naming the entry"),
-                              409: OpenApiResponse(description="the run no longer takes uploads")})
+                              409: OpenApiResponse(description="the run no longer takes uploads"),
+                              413: OpenApiResponse(description="the archive file is over MAX_SOURCE_BYTES")})
     def post(self, request, run_id: str):
         run = get_run_for(request, run_id, UPLOAD, "upload source")
         upload = request.FILES.get("file")
@@ -86,7 +87,7 @@ class SourceView(APIView):
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
     @extend_schema(summary="The run's current source snapshot and its files with size and SHA-256",
-                   responses={200: SNAPSHOT})
+                   responses={200: SNAPSHOT, 404: OpenApiResponse(description="no snapshot uploaded yet")})
     def get(self, request, run_id: str):
         run = get_run_for(request, run_id, READ_RUNS, "read")
         snapshot = snapshots.current_snapshot(run)

@@ -240,6 +240,14 @@ def test_it_refuses_more_uncompressed_bytes_than_the_limit(agent, run, settings)
     assert "big.txt" in error["message"]
 
 
+@pytest.mark.django_db
+def test_an_archive_file_over_the_limit_is_413_before_it_is_read(agent, run, settings):
+    data = tar_gz(SOURCE)
+    settings.MAX_SOURCE_BYTES = len(data) - 1
+    error = assert_error(post_source(agent, run, data), 413, "too_large")
+    assert error["details"] == {"size": len(data), "limit": len(data) - 1}
+
+
 class CountingReader(io.BytesIO):
     """The archive as a file that counts how many of its bytes the reader asked for."""
 
