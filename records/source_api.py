@@ -15,7 +15,7 @@ from reviews.api_errors import ApiError
 from reviews.audit import Actor
 
 from . import services, snapshots
-from .api import bad_parameter, refusal
+from .api import bad_parameter
 from .models import QuotationCheck, Role, SourceSnapshot
 
 SOURCE_UPLOAD = {
@@ -47,6 +47,13 @@ QUOTATION = inline_serializer("QuotationCheck", fields={
 })
 
 
+def _refusal(error: services.UploadRefused) -> ApiError:
+    """413 for an archive file over the limit, 409 for a closed run, else 400 naming the problem."""
+    status_code = 413 if isinstance(error, snapshots.SourceTooLarge) else (
+        409 if isinstance(error, services.RunClosed) else 400)
+    return ApiError(error.message, code=error.code, status_code=status_code, details=error.details)
+
+
 def _snapshot_data(snapshot: SourceSnapshot) -> dict:
     return {"archive_sha256": snapshot.archive_sha256, "commit": snapshot.commit, "file_count": snapshot.file_count,
             "total_bytes": snapshot.total_bytes, "uploaded_by": snapshot.uploaded_by,
@@ -71,7 +78,7 @@ class SourceView(APIView):
         if commit is not None and not isinstance(commit, str):
             raise ApiError("commit: must be a string", code="invalid", details={"field": "commit"})
         if upload.size > settings.MAX_SOURCE_BYTES:
-            raise refusal(snapshots.SourceTooLarge(
+            raise _refusal(snapshots.SourceTooLarge(
                 f"file: {upload.size} bytes; the limit is {settings.MAX_SOURCE_BYTES} bytes",
                 details={"size": upload.size, "limit": settings.MAX_SOURCE_BYTES}))
         try:
@@ -79,10 +86,7 @@ class SourceView(APIView):
                                                                  commit=commit.strip() if commit else None,
                                                                  actor=Actor.for_request(request))
         except services.UploadRefused as error:
-            if isinstance(error, snapshots.SourceTooLarge):
-                raise refusal(error) from None
-            status_code = 409 if isinstance(error, services.RunClosed) else 400
-            raise ApiError(error.message, code=error.code, status_code=status_code, details=error.details) from None
+            raise _refusal(error) from None
         return Response(_snapshot_data(snapshot) | {"created": created},
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
