@@ -160,6 +160,6 @@ def source_problems(files: Mapping[str, bytes]) -> list[str]:
     except BundleError as exc:
         return [f"{name}: {problem}" for problem in exc.problems]
     if (len(contents), sum(len(data) for data in contents.values())) != tuple(counts):
-        return [f"{name}: holds {len(contents)} files, {sum(map(len, contents.values()))} bytes; "
-                f"{SOURCE_SNAPSHOT_NAME} records {counts[0]} files, {counts[1]} bytes"]
+        return [(f"{name}: holds {len(contents)} files, {sum(map(len, contents.values()))} bytes; "
+                 f"{SOURCE_SNAPSHOT_NAME} records {counts[0]} files, {counts[1]} bytes")]
     return []

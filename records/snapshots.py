@@ -24,7 +24,13 @@ from reviews.models import Run
 from reviews.services import set_run_status
 
 from . import archives, quotes
-from .models import MemberVersion, QuotationCheck, SourceBlob, SourceFile, SourceSnapshot
+from .models import (
+    MemberVersion,
+    QuotationCheck,
+    SourceBlob,
+    SourceFile,
+    SourceSnapshot,
+)
 from .services import RunClosed, UploadRefused, _queue_after_commit, current_versions
 from .validation import Finding, MemberInput, _report_generation
 

@@ -5,7 +5,15 @@ import re
 import pytest
 from django.test import Client
 
-from tests.records.test_source_api import COMMIT, SOURCE, memory_report, post_member, post_source, quote, tar_gz
+from tests.records.test_source_api import (
+    COMMIT,
+    SOURCE,
+    memory_report,
+    post_member,
+    post_source,
+    quote,
+    tar_gz,
+)
 
 
 @pytest.fixture

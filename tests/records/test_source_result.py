@@ -115,8 +115,8 @@ def test_an_archive_over_the_limit_is_recorded_by_hash_only(checked_run, monkeyp
 
 def source_files(data: bytes, **overrides) -> dict[str, bytes]:
     contents = read_archive(data, max_bytes=MAX, strip_root=False)
-    fields = dict(archive_sha256=hashlib.sha256(data).hexdigest(), commit="abc", file_count=len(contents),
-                  total_bytes=sum(map(len, contents.values())), archive=data) | overrides
+    fields = {"archive_sha256": hashlib.sha256(data).hexdigest(), "commit": "abc", "file_count": len(contents),
+              "total_bytes": sum(map(len, contents.values())), "archive": data} | overrides
     return bundles.source_entries(**fields)
 
 

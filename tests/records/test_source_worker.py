@@ -6,7 +6,15 @@ import pytest
 from records.models import QuotationCheck
 from reviews.models import AuditEvent
 from tests.conftest import wait_until
-from tests.records.test_source_api import COMMIT, SOURCE, memory_report, post_member, post_source, quote, tar_gz
+from tests.records.test_source_api import (
+    COMMIT,
+    SOURCE,
+    memory_report,
+    post_member,
+    post_source,
+    quote,
+    tar_gz,
+)
 from tests.records.test_worker import _worker_idle_before_teardown  # noqa: F401 — autouse: drain before flush
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
