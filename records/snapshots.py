@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 from collections.abc import Sequence
 from typing import BinaryIO
 
@@ -25,6 +26,7 @@ from reviews.services import set_run_status
 
 from . import archives, quotes
 from .models import (
+    MemberReport,
     MemberVersion,
     QuotationCheck,
     SourceBlob,
@@ -33,6 +35,8 @@ from .models import (
 )
 from .services import RunClosed, UploadRefused, _queue_after_commit, current_versions
 from .validation import Finding, MemberInput, _report_generation
+
+logger = logging.getLogger(__name__)
 
 # An export bundle carries the snapshot's archive up to this size; above it, only its hash.
 BUNDLE_ARCHIVE_MAX_BYTES = 10 * 1024 * 1024
@@ -173,6 +177,8 @@ def _reupload(*, run: Run, snapshot: SourceSnapshot, actor: Actor) -> SourceSnap
 
 def _revalidate(run: Run, actor: Actor, *, reason: str) -> None:
     """Queue the run's validation (which checks the quotations) once this transaction commits."""
+    if not MemberReport.objects.filter(run=run).exists():
+        return  # nothing to check yet: each member upload queues the validation
     if run.status == Run.Status.IN_REVIEW:
         set_run_status(run=run, status=Run.Status.VALIDATING, actor=actor, reason=reason)
     _queue_after_commit("validate_run", run.pk)
@@ -216,8 +222,23 @@ def check_quotations(
     Keeps one QuotationCheck per citation of the current versions (rows of
     older versions are dropped) and returns `found` with the check's findings.
     Idempotent: the same members and snapshot leave the rows as they are and
-    write no audit event.
+    write no audit event. A failure of the check itself (a bug, not bad
+    content) leaves the rows as they were and becomes one error finding, so
+    the run's validation still completes and approval waits.
     """
+    try:
+        with transaction.atomic():  # a savepoint: a failed check rolls back only its own writes
+            quote_findings = _check(run=run, versions=versions, inputs=inputs, actor=actor)
+    except Exception as error:  # noqa: BLE001 — recorded as a finding; the traceback goes to the log
+        logger.exception("quotation check failed on run %s", run.run_id)
+        quote_findings = [Finding("quote-check-failed", "error", "", "", 0,
+                                  f"The quotation check failed ({type(error).__name__}: {error}); quotations are "
+                                  "unchecked. Upload the snapshot again or report this to an administrator.")]
+    return quotes.merge_findings(found, quote_findings)
+
+
+def _check(*, run: Run, versions: Sequence[MemberVersion], inputs: Sequence[MemberInput],
+           actor: Actor) -> list[Finding]:
     snapshot = current_snapshot(run)
     reports = [member.report for member in inputs]
     citations = [quotes.citations_of(report) for report in reports]
@@ -241,7 +262,7 @@ def check_quotations(
                             "quotations": quotes.totals(quotations),
                             "anchors": quotes.totals([r.status for r in rows if r.kind == QuotationCheck.Kind.ANCHOR]),
                             "members": {v.member.role: v.sha256 for v in versions}})
-    return quotes.merge_findings(found, quote_findings)
+    return quote_findings
 
 
 def quotation_summary(run: Run) -> dict:

@@ -406,3 +406,28 @@ def test_the_schema_documents_the_multipart_upload(agent):
     assert properties["file"]["format"] == "binary"
     assert "commit" in properties
     assert "/api/runs/{run_id}/quotations/" in schema["paths"]
+
+
+@pytest.mark.django_db
+def test_a_snapshot_for_a_run_without_members_queues_no_validation(agent, run, eager):
+    assert eager(post_source, agent, run, tar_gz(SOURCE)).status_code == 201
+    run.refresh_from_db()
+    assert run.status == Run.Status.OPEN
+    assert not run.validation_reports.exists()
+
+
+@pytest.mark.django_db
+def test_a_check_that_breaks_still_completes_validation_with_an_error(agent, run, eager, monkeypatch):
+    from records import quotes
+
+    def broken(*args, **kwargs):
+        raise ValueError("injected fault")
+
+    eager(post_source, agent, run, tar_gz(SOURCE))
+    monkeypatch.setattr(quotes, "check_citation", broken)
+    eager(post_member, agent, run, memory_report(quote("db.insert(row)", f"`src/store.py` @ `{COMMIT}`")))
+    run.refresh_from_db()
+    assert run.status == Run.Status.IN_REVIEW
+    findings = agent.get(f"/api/runs/{run.run_id}/validation/").json()["findings"]
+    [failed] = [f for f in findings if f["code"] == "quote-check-failed"]
+    assert failed["severity"] == "error" and "injected fault" in failed["message"]
