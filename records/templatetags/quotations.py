@@ -12,6 +12,7 @@ import bisect
 from collections import defaultdict
 
 from django import template
+from django.urls import reverse
 
 from records.models import QuotationCheck, Record
 from records.services import current_versions
@@ -30,14 +31,22 @@ MARKS = {
 }
 
 
+def _decorate(check: QuotationCheck, run) -> None:
+    """What the fragment prints beyond the row: its mark, and the quoting line on the member page."""
+    check.mark = MARKS.get(check.status, check.status)
+    role = check.member_version.member.role
+    check.link = f"{reverse('member-detail', args=[run.run_id, role])}#L{check.line}"
+
+
 def _index(run) -> dict:
     """{record pk: [check, …], record ID: [check, …]} for the current versions' quotations."""
     versions = current_versions(run).values("pk")
     by_version: dict[int, list] = defaultdict(list)
     for check in (QuotationCheck.objects.filter(run=run, member_version__in=versions, kind=QuotationCheck.Kind.QUOTATION)
-                  .only("member_version_id", "line", "path", "lines", "commit", "status", "message", "source_lines",
-                        "candidates").order_by("member_version_id", "line")):
-        check.mark = MARKS.get(check.status, check.status)
+                  .select_related("member_version__member")
+                  .only("member_version__member__role", "line", "path", "lines", "commit", "status", "message",
+                        "source_lines", "candidates").order_by("member_version_id", "line")):
+        _decorate(check, run)
         by_version[check.member_version_id].append(check)
     index: dict = defaultdict(list)
     if not by_version:
@@ -68,6 +77,16 @@ def record_quotations(context, record) -> list:
             request._quotation_index = cache
     key = record.pk if isinstance(record, Record) else record
     return cache[1].get(key, [])
+
+
+@register.simple_tag
+def version_quotations(version) -> list:
+    """Every checked quotation of one member version, in line order, each with its mark."""
+    checks = list(QuotationCheck.objects.filter(member_version=version, kind=QuotationCheck.Kind.QUOTATION)
+                  .select_related("member_version__member__run").order_by("line", "ordinal"))
+    for check in checks:
+        _decorate(check, check.member_version.member.run)
+    return checks
 
 
 @register.simple_tag

@@ -80,3 +80,14 @@ def test_the_reconciliation_page_marks_the_records_quotations(browser, checked_r
     assert "✓ verified" in html and "✗ not found" in html
     row = html[html.index("MEM-OBJ-store-row"):]
     assert row.index("✓ verified") < row.index("</article>")
+
+
+@pytest.mark.django_db
+def test_the_member_page_lists_every_quotation_with_a_link_to_its_line(browser, checked_run):
+    html = browser.get(f"/runs/{checked_run.run_id}/members/memory/").content.decode()
+    section = html[html.index('id="quotations"'):]
+    section = section[:section.index("</section>")]
+    assert "Quotations" in section and "(2," in section
+    assert re.findall(r'<a href="([^"]+)">line (\d+)</a>', section) == [
+        (f"/runs/{checked_run.run_id}/members/memory/#L9", "9"),
+        (f"/runs/{checked_run.run_id}/members/memory/#L13", "13")]
