@@ -249,3 +249,15 @@ def test_occurrences_agree_with_a_plain_search_of_the_collapsed_text(text, needl
     found = quotes.SourceText(text).occurrences(needle)
     expected = len(re.findall(f"(?={re.escape(needle)})", quotes.collapse(text))) if needle else 0
     assert len(found) == expected
+
+
+def test_a_folder_named_in_prose_is_verified_when_the_snapshot_holds_files_under_it():
+    text = member("Everything under `src/` and `docs/` was read.")
+    anchors = {r.citation.path: r.status for r in quotes.check_report(parse_report(text), SOURCE, run_commit=COMMIT)}
+    assert anchors == {"src/": quotes.VERIFIED, "docs/": quotes.PATH_MISSING}
+
+
+def test_older_generations_prose_paths_missing_from_the_snapshot_are_warnings():
+    text = member("The design note `docs/PRD.md` is absent at the pin.", slug=False)
+    assert codes(findings(text, current=False)) == [("quote-path-missing", WARNING)]
+    assert codes(findings(text, current=True)) == [("quote-path-missing", ERROR)]
