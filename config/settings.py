@@ -134,6 +134,9 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # Uploads: reports are UTF-8 text, 5 MB by default; bundles may be larger.
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 5 * 1024 * 1024)
 MAX_BUNDLE_BYTES = env_int("MAX_BUNDLE_BYTES", 50 * 1024 * 1024)
+# Source snapshots (the reviewed commit's files): uncompressed bytes and file count of one archive.
+MAX_SOURCE_BYTES = env_int("MAX_SOURCE_BYTES", 100 * 1024 * 1024)
+MAX_SOURCE_FILES = env_int("MAX_SOURCE_FILES", 20_000)
 # Django refuses bodies over this before our code sees them; leave room for
 # a JSON-encoded report at the limit (escaping can double it).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * MAX_UPLOAD_BYTES

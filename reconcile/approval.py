@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from records import archives
+from records import archives, snapshots
 from records.document import ParsedReport
 from records.models import Finding, IntegrationIssue, MemberVersion, ValidationReport
 from records.parsing import parse_report
@@ -608,6 +608,7 @@ def gather_result_input(
             approval_note=approval.note, approved_by=approval.approved_by,
             approved_at=approval.approved_at.isoformat(timespec="seconds"),
             errors=0, warnings=warnings, manifest_sha256=approval.manifest_sha256,
+            quotations=snapshots.verification_statement(run),
             checks=(
                 f"SHA-256 of every stored member version recomputed and matched ({len(members)} members)",
                 "run manifest recomputed from the stored member bytes and matched the approved manifest",
@@ -687,5 +688,6 @@ def export_bundle(*, run: Run) -> bytes:
     entries = bundles.export_entries(
         member_files(versions), audit_json=audit_json(run),
         result_md=result.markdown.encode("utf-8") if result is not None else None,
+        source=snapshots.export_source(run, bundles.source_entries),
     )
     return bundles.write_export_zip(entries)

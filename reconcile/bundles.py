@@ -14,6 +14,11 @@ Export layout (what `export_entries` builds and `write_export_zip` writes):
     MANIFEST.json   {"files": {name: sha256}} for EVERY other file in the
                     bundle, ARTIFACT.yaml included (not itself: a document's
                     digest never sits inside its own bytes)
+    source/SNAPSHOT.json     the run's source snapshot, when it has one:
+                             {"archive_sha256", "archive", "commit", "file_count",
+                             "total_bytes"}; `archive` names the file below or is
+                             null when the archive was over the carried size limit
+    source/snapshot.tar.gz   (or .zip) that archive's exact bytes
 
 `ARTIFACT.yaml` pins members only, so an export stays in the same format as
 the sets analysts keep; re-importing it works because `records.archives`
@@ -22,6 +27,7 @@ export extra cannot be exported (`export_entries` refuses it).
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import stat
@@ -35,6 +41,8 @@ from records.archives import (
     MANIFEST_NAME,
     RESULT_NAME,
     SET_TYPE,
+    SOURCE_ARCHIVE_NAMES,
+    SOURCE_SNAPSHOT_NAME,
     BundleError,
     build_manifest,
     pin_problems,
@@ -44,6 +52,7 @@ from records.archives import (
 )
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+SOURCE_MAX_FILES = 100_000  # a carried source archive is read back whole to check its file count
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
@@ -58,8 +67,9 @@ def export_entries(
     audit_json: bytes,
     result_md: bytes | None = None,
     doc_type: str = SET_TYPE,
+    source: Mapping[str, bytes] | None = None,
 ) -> dict[str, bytes]:
-    """Every file of an export bundle (layout in the module docstring)."""
+    """Every file of an export bundle (layout in the module docstring); `source` from `source_entries`."""
     reserved = {MANIFEST_NAME, *EXPORT_EXTRAS}
     for name in members:
         _check_entry_name(name)
@@ -70,6 +80,7 @@ def export_entries(
     if result_md is not None:
         entries[RESULT_NAME] = result_md
     entries[AUDIT_NAME] = audit_json
+    entries.update(source or {})
     listing = pins_of(entries)
     entries[EXPORT_MANIFEST_NAME] = (json.dumps({"files": listing}, indent=2, sort_keys=True) + "\n").encode("utf-8")
     return entries
@@ -107,4 +118,48 @@ def verify_export(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[st
             problems.append(f"{AUDIT_NAME}: malformed, not UTF-8 JSON")
     _pins, pin_found = pin_problems(files)
     problems += [problem for problem in pin_found if problem not in problems]
+    problems += source_problems(files)
     return problems
+
+
+def source_entries(*, archive_sha256: str, commit: str, file_count: int, total_bytes: int,
+                   archive: bytes | None) -> dict[str, bytes]:
+    """The export's `source/` files for a snapshot: its description, and the archive unless it is None."""
+    name = None
+    if archive is not None:
+        name = SOURCE_ARCHIVE_NAMES[1] if archive[:2] == b"PK" else SOURCE_ARCHIVE_NAMES[0]
+    description = {"archive_sha256": archive_sha256, "archive": name, "commit": commit,
+                   "file_count": file_count, "total_bytes": total_bytes}
+    entries = {SOURCE_SNAPSHOT_NAME: (json.dumps(description, indent=2, sort_keys=True) + "\n").encode("utf-8")}
+    if archive is not None:
+        entries[name] = archive
+    return entries
+
+
+def source_problems(files: Mapping[str, bytes]) -> list[str]:
+    """The carried snapshot checked: its archive's bytes hash to the recorded SHA-256 and hold the recorded files."""
+    archives_carried = [name for name in SOURCE_ARCHIVE_NAMES if name in files]
+    if SOURCE_SNAPSHOT_NAME not in files:
+        return [f"{name}: a source archive without {SOURCE_SNAPSHOT_NAME}" for name in archives_carried]
+    try:
+        description = json.loads(files[SOURCE_SNAPSHOT_NAME].decode("utf-8"))
+        digest, name = description["archive_sha256"], description["archive"]
+        counts = (description["file_count"], description["total_bytes"])
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return [f"{SOURCE_SNAPSHOT_NAME}: malformed, expected archive_sha256, archive, file_count and total_bytes"]
+    if name is None:
+        return [f"{other}: carried, but {SOURCE_SNAPSHOT_NAME} says the archive is not" for other in archives_carried]
+    if name not in files:
+        return [f"{name}: named in {SOURCE_SNAPSHOT_NAME} but missing from the bundle"]
+    actual = hashlib.sha256(files[name]).hexdigest()
+    if actual != digest:
+        return [f"{name}: SHA-256 mismatch, {SOURCE_SNAPSHOT_NAME} records {digest}, the archive hashes to {actual}"]
+    try:
+        contents = read_archive(files[name], max_bytes=DEFAULT_MAX_BYTES, max_files=SOURCE_MAX_FILES,
+                                strip_root=False)
+    except BundleError as exc:
+        return [f"{name}: {problem}" for problem in exc.problems]
+    if (len(contents), sum(len(data) for data in contents.values())) != tuple(counts):
+        return [(f"{name}: holds {len(contents)} files, {sum(map(len, contents.values()))} bytes; "
+                 f"{SOURCE_SNAPSHOT_NAME} records {counts[0]} files, {counts[1]} bytes")]
+    return []

@@ -159,6 +159,7 @@ class Verification:
     warnings: int
     manifest_sha256: str
     checks: tuple[str, ...] = ()
+    quotations: str = ""  # "N of M quotations verified against snapshot <sha256>" (records.snapshots)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "checks", tuple(str(c) for c in self.checks))
@@ -603,6 +604,7 @@ def _verification(data: ResultInput) -> list[str]:
     blocks.append(
         f"Validation findings: {v.errors} errors, {v.warnings} warnings. "
         f"Run manifest SHA-256 {v.manifest_sha256} verified against the stored member bytes."
+        + (f" {_one_line(v.quotations)}" if v.quotations else "")
     )
     blocks.append("### Blockers")
     blockers = sorted(b for b in data.blockers if b.strip())

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api
+from . import api, source_api
 
 urlpatterns = [
     path("runs/<str:run_id>/", api.RunDetailView.as_view(), name="api-run-detail"),
@@ -12,4 +12,6 @@ urlpatterns = [
          name="api-integration-issues"),
     path("runs/<str:run_id>/validation/", api.ValidationView.as_view(), name="api-validation"),
     path("runs/<str:run_id>/bundle/", api.BundleImportView.as_view(), name="api-bundle"),
+    path("runs/<str:run_id>/source/", source_api.SourceView.as_view(), name="api-source"),
+    path("runs/<str:run_id>/quotations/", source_api.QuotationListView.as_view(), name="api-quotations"),
 ]

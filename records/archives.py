@@ -38,7 +38,10 @@ MANIFEST_NAME = "ARTIFACT.yaml"
 EXPORT_MANIFEST_NAME = "MANIFEST.json"
 RESULT_NAME = "result.md"
 AUDIT_NAME = "audit.json"
-EXPORT_EXTRAS = (RESULT_NAME, AUDIT_NAME, EXPORT_MANIFEST_NAME)
+# The run's source snapshot in an export: its description, and the archive itself when small enough.
+SOURCE_SNAPSHOT_NAME = "source/SNAPSHOT.json"
+SOURCE_ARCHIVE_NAMES = ("source/snapshot.tar.gz", "source/snapshot.zip")
+EXPORT_EXTRAS = (RESULT_NAME, AUDIT_NAME, EXPORT_MANIFEST_NAME, SOURCE_SNAPSHOT_NAME, *SOURCE_ARCHIVE_NAMES)
 MAX_ARCHIVE_FILES = 1_000
 CHUNK_SIZE = 64 * 1024
 
@@ -331,17 +334,17 @@ class _LimitedReader(io.RawIOBase):
         return len(chunk)
 
 
-def _add(files: dict[str, bytes], path: str, data: bytes) -> None:
+def _add(files: dict[str, bytes], path: str, data: bytes, max_files: int) -> None:
     if path in files:
         raise BundleError(f"{path}: refused, the archive holds this file twice")
-    if len(files) >= MAX_ARCHIVE_FILES:
-        raise BundleError(f"{path}: refused, more than {MAX_ARCHIVE_FILES} files in the archive")
+    if len(files) >= max_files:
+        raise BundleError(f"{path}: refused, more than {max_files} files in the archive")
     files[path] = data
 
 
-def _read_zip(data: bytes, max_bytes: int) -> dict[str, bytes]:
+def _read_zip(data: BinaryIO, max_bytes: int, max_files: int) -> dict[str, bytes]:
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+        archive = zipfile.ZipFile(data)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError) as exc:
         raise BundleError(f"archive: not a readable zip ({exc})") from None
     files: dict[str, bytes] = {}
@@ -365,21 +368,21 @@ def _read_zip(data: bytes, max_bytes: int) -> dict[str, bytes]:
                 raise
             except (zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError, OSError) as exc:
                 raise BundleError(f"{info.filename}: unreadable in the zip ({exc})") from None
-            _add(files, path, content)
+            _add(files, path, content, max_files)
     return files
 
 
-def _read_tar(data: bytes, max_bytes: int, *, compressed: bool) -> dict[str, bytes]:
-    raw: BinaryIO = gzip.GzipFile(fileobj=io.BytesIO(data)) if compressed else io.BytesIO(data)
+def _read_tar(data: BinaryIO, max_bytes: int, max_files: int, *, compressed: bool) -> dict[str, bytes]:
+    raw: BinaryIO = gzip.GzipFile(fileobj=data) if compressed else data
     # Headers and padding add at most ~1.5 KiB a file on top of the contents.
-    stream = io.BufferedReader(_LimitedReader(raw, 2 * max_bytes + 1536 * MAX_ARCHIVE_FILES))
+    stream = io.BufferedReader(_LimitedReader(raw, 2 * max_bytes + 1536 * max_files))
     files: dict[str, bytes] = {}
     budget = _Budget(max_bytes)
     try:
         with tarfile.open(fileobj=stream, mode="r|") as archive:
             for count, member in enumerate(archive, start=1):
-                if count > MAX_ARCHIVE_FILES:
-                    raise BundleError(f"archive: refused, more than {MAX_ARCHIVE_FILES} entries")
+                if count > max_files:
+                    raise BundleError(f"{member.name}: refused, more than {max_files} entries in the archive")
                 path = safe_path(member.name)
                 if member.isdir():
                     continue
@@ -393,7 +396,7 @@ def _read_tar(data: bytes, max_bytes: int, *, compressed: bool) -> dict[str, byt
                 extracted = archive.extractfile(member)
                 content = budget.read(member.name, extracted) if extracted else b""
                 if not _is_litter(path):
-                    _add(files, path, content)
+                    _add(files, path, content, max_files)
     except BundleError:
         raise
     except (tarfile.TarError, gzip.BadGzipFile, zlib.error, EOFError, OSError) as exc:
@@ -408,23 +411,32 @@ def _strip_single_folder(files: dict[str, bytes]) -> dict[str, bytes]:
     return {path.split("/", 1)[1]: content for path, content in files.items()}
 
 
-def read_archive(data: bytes, *, max_bytes: int) -> dict[str, bytes]:
+def read_archive(data: bytes | BinaryIO, *, max_bytes: int, max_files: int = MAX_ARCHIVE_FILES,
+                 strip_root: bool = True) -> dict[str, bytes]:
     """`{relative path: bytes}` of a zip, tar.gz or tar, told apart by their magic bytes.
 
-    Refuses, naming the entry: absolute paths, `..`, symlinks, hard links and
-    devices, a file named twice, and contents over `max_bytes` uncompressed
+    `data` is the archive's bytes or a seekable binary file holding them (read
+    in chunks, only as far as needed). Refuses, naming the entry: absolute
+    paths, `..`, symlinks, hard links and devices, a file named twice, more
+    than `max_files` files, and contents over `max_bytes` uncompressed
     (BundleTooLarge, judged by the bytes actually produced, not only the
-    declared sizes). Directory entries and OS litter (`__MACOSX/`,
-    `.DS_Store`) are skipped; one top-level folder holding everything is stripped.
+    declared sizes: reading stops at the limit). Directory entries and OS
+    litter (`__MACOSX/`, `.DS_Store`) are skipped; with `strip_root`, one
+    top-level folder holding everything is stripped.
     """
-    if len(data) > max_bytes:
-        raise BundleTooLarge(f"archive: refused, {len(data)} bytes is over the {max_bytes}-byte limit")
-    if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
-        files = _read_zip(data, max_bytes)
-    elif data[:2] == b"\x1f\x8b":
-        files = _read_tar(data, max_bytes, compressed=True)
-    elif data[257:262] == b"ustar":
-        files = _read_tar(data, max_bytes, compressed=False)
+    stream: BinaryIO = io.BytesIO(data) if isinstance(data, (bytes, bytearray, memoryview)) else data
+    size = stream.seek(0, io.SEEK_END)
+    stream.seek(0)
+    if size > max_bytes:
+        raise BundleTooLarge(f"archive: refused, {size} bytes is over the {max_bytes}-byte limit")
+    head = stream.read(262)
+    stream.seek(0)
+    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        files = _read_zip(stream, max_bytes, max_files)
+    elif head[:2] == b"\x1f\x8b":
+        files = _read_tar(stream, max_bytes, max_files, compressed=True)
+    elif head[257:262] == b"ustar":
+        files = _read_tar(stream, max_bytes, max_files, compressed=False)
     else:
         raise BundleError("archive: not a zip or tar.gz file")
-    return _strip_single_folder(files)
+    return _strip_single_folder(files) if strip_root else files

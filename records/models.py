@@ -168,3 +168,103 @@ class Finding(models.Model):
 
     class Meta:
         ordering = ["report_id", "id"]
+
+
+# --- the frozen source snapshot (DESIGN §4, §6) --------------------------------
+
+
+class SourceBlob(models.Model):
+    """Bytes kept once per content SHA-256: source files and the archives they came in.
+
+    In the database, not on a web host's disk, so a worker on any host reads them.
+    """
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    size = models.PositiveBigIntegerField()
+    content = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"sha256:{self.sha256}"
+
+
+class SourceSnapshot(models.Model):
+    """The run's source at its reviewed commit, as one uploaded archive; the newest activated one is current."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="source_snapshots")
+    archive = models.ForeignKey(SourceBlob, on_delete=models.PROTECT, related_name="+")
+    archive_sha256 = models.CharField(max_length=64)
+    commit = models.CharField(max_length=64, blank=True)
+    file_count = models.PositiveIntegerField()
+    total_bytes = models.PositiveBigIntegerField()
+    uploaded_by = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Set on upload and again when the same archive is uploaded after another one: the latest is current.
+    activated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-activated_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "archive_sha256"], name="one_snapshot_per_archive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run.run_id} source sha256:{self.archive_sha256}"
+
+
+class SourceFile(models.Model):
+    snapshot = models.ForeignKey(SourceSnapshot, on_delete=models.CASCADE, related_name="files")
+    path = models.CharField(max_length=1024)
+    blob = models.ForeignKey(SourceBlob, on_delete=models.PROTECT, related_name="+")
+    sha256 = models.CharField(max_length=64)
+    size = models.PositiveBigIntegerField()
+
+    class Meta:
+        ordering = ["snapshot_id", "path"]
+        constraints = [models.UniqueConstraint(fields=["snapshot", "path"], name="source_path_unique")]
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class QuotationCheck(models.Model):
+    """One quotation (or prose anchor) of a current member version, checked against the current snapshot."""
+
+    class Kind(models.TextChoices):
+        QUOTATION = "quotation"
+        ANCHOR = "anchor"
+
+    class Status(models.TextChoices):
+        VERIFIED = "verified"
+        NOT_FOUND = "not-found"
+        AMBIGUOUS = "ambiguous"
+        PATH_MISSING = "path-missing"
+        RANGE_OUTSIDE = "range-outside"
+        COMMIT_MISMATCH = "commit-mismatch"
+        UNVERIFIED = "unverified"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="quotation_checks")
+    member_version = models.ForeignKey(MemberVersion, on_delete=models.CASCADE, related_name="quotation_checks")
+    snapshot = models.ForeignKey(SourceSnapshot, null=True, blank=True, on_delete=models.CASCADE,
+                                 related_name="quotation_checks")
+    ordinal = models.PositiveIntegerField()
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    line = models.PositiveIntegerField()
+    text = models.TextField(blank=True)
+    path = models.CharField(max_length=1024)
+    lines = models.CharField(max_length=60, blank=True)
+    commit = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices)
+    message = models.TextField(blank=True)
+    # [[line number, text], ...] of the matched range, and the first lines of other occurrences.
+    source_lines = models.JSONField(default=list, blank=True)
+    candidates = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["member_version_id", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["member_version", "ordinal"], name="quotation_check_ordinal_unique"),
+        ]
+        indexes = [models.Index(fields=["run", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.member_version} {self.kind} {self.ordinal}: {self.status}"

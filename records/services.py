@@ -407,6 +407,8 @@ def validate_run(
                   for v in usable]
         found = validate_set(inputs, RunFacts(run_id=locked_run.run_id, reviewed_boundary=locked_run.reviewed_boundary),
                              canonical_ids=canonical_ids, extra_mappings=extra_mappings)
+        from .snapshots import check_quotations  # quotations against the source snapshot (records/snapshots.py)
+        found = check_quotations(run=locked_run, versions=usable, inputs=inputs, found=found, actor=actor)
         _manifest_text, digest = run_manifest(versions)
         report, _ = ValidationReport.objects.get_or_create(run=locked_run, manifest_sha256=digest)
         by_role = {v.member.role: v for v in versions}
