@@ -35,6 +35,7 @@ from records.document import (
     Declaration,
     Field,
     IntegrationIssue,
+    MalformedId,
     MappingStatement,
     ParsedReport,
     Quotation,
@@ -123,10 +124,15 @@ ROUTE_FIELD_LABELS = (
 # Line-level patterns
 
 _ID = ids.ID_IN_TEXT_RE.pattern
+# What may lead a declaration: a full ID or a malformed token shaped like one
+# (kept whole and reported); `_lead_id` tells them apart.
+_TOKEN = ids.TOKEN_PATTERN + r"(?![A-Za-z0-9_])"
 _DASH = r"[\u2014\u2013]|-"  # em dash, en dash, hyphen (the latter only between spaces)
 
 MD_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
-FENCE_OPEN_RE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+# Any indentation: a fence inside a list item sits deeper than three spaces,
+# and whatever it holds is code either way, never prose to read records from.
+FENCE_OPEN_RE = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
 QUOTE_LINE_RE = re.compile(r"^ {0,3}>")
 QUOTE_PREFIX_RE = re.compile(r"^ {0,3}> ?")
 PIPE_ROW_RE = re.compile(r"^ {0,3}\|")
@@ -140,19 +146,19 @@ ANCHOR_RE = re.compile(
 ANCHOR_LINES_RE = re.compile(r"^(?P<path>.+?):(?P<lines>\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)$")
 
 ID_HEADING_RE = re.compile(
-    rf"^(?:\*\*)?(?P<id>{_ID})(?:\*\*)?(?:[ \t]*(?:[.:])?[ \t]*(?:(?:{_DASH})[ \t]+(?P<label>.*?))?)?[ \t]*$"
+    rf"^(?:\*\*)?(?P<id>{_TOKEN})(?:\*\*)?(?:[ \t]*(?:[.:])?[ \t]*(?:(?:{_DASH})[ \t]+(?P<label>.*?))?)?[ \t]*$"
 )
 ANNOTATION_RE = re.compile(
     rf"^(?:\*\*)?On[ \t]+(?P<id>{_ID})(?:\*\*)?(?:[ \t]+(?:{_DASH})[ \t]+(?P<label>.*?))?[ \t]*(?:\*\*)?$"
 )
 BOLD_DECL_RE = re.compile(
-    rf"^(?:\*\*)(?P<id>{_ID})[ \t]+(?:[\u2014\u2013]|-)[ \t]+(?P<label>.+?)\*\*[ \t]*(?P<body>.*)$"
+    rf"^(?:\*\*)(?P<id>{_TOKEN})[ \t]+(?:[\u2014\u2013]|-)[ \t]+(?P<label>.+?)\*\*[ \t]*(?P<body>.*)$"
 )
-BOLD_ID_RE = re.compile(rf"^\*\*(?P<id>{_ID})[.:]?\*\*[.:]?[ \t]*(?P<body>.*)$")
+BOLD_ID_RE = re.compile(rf"^\*\*(?P<id>{_TOKEN})[.:]?\*\*[.:]?[ \t]*(?P<body>.*)$")
 LINE_DECL_RE = re.compile(
-    rf"^(?P<id>{_ID})(?:[ \t]+(?:[\u2014\u2013]|-)[ \t]+|[.:][ \t]+)(?P<rest>.*)$"
+    rf"^(?P<id>{_TOKEN})(?:[ \t]+(?:[\u2014\u2013]|-)[ \t]+|[.:][ \t]+)(?P<rest>.*)$"
 )
-ID_ONLY_RE = re.compile(rf"^[ \t]*(?:\*\*)?(?P<id>{_ID})(?:\*\*)?[ \t]*$")
+ID_ONLY_RE = re.compile(rf"^[ \t]*(?:\*\*)?(?P<id>{_TOKEN})(?:\*\*)?[ \t]*$")
 LABEL_LINE_RE = re.compile(r"^[ \t]*(?:(?:[-*+\u2022])[ \t]+)?(?:\*\*)?Label(?:\*\*)?:(?:\*\*)?[ \t]*(?P<value>.*)$")
 
 FIELD_RE = re.compile(
@@ -257,6 +263,7 @@ class _Parser:
         self.front_matter: dict = {}
         self.front_matter_error = ""
         self.body_start = 0
+        self.malformed: list[MalformedId] = []
 
     # ------------------------------------------------------------------
     def parse(self) -> ParsedReport:
@@ -299,6 +306,7 @@ class _Parser:
             quotations=tuple(quotations),
             references=tuple(references),
             ranges=tuple(ranges),
+            malformed_ids=tuple(sorted(self.malformed, key=lambda m: (m.line, not m.declared))),
         )
 
     # ------------------------------------------------------------------
@@ -332,7 +340,7 @@ class _Parser:
             m = FENCE_OPEN_RE.match(line)
             if m and not (m.group(2)[0] == "`" and "`" in m.group(3)):
                 marker = m.group(2)
-                close = re.compile(r"^ {0,3}" + re.escape(marker[0]) + "{" + str(len(marker)) + r",}[ \t]*$")
+                close = re.compile(r"^[ \t]*" + re.escape(marker[0]) + "{" + str(len(marker)) + r",}[ \t]*$")
                 j = i + 1
                 while j < self.n and not close.match(lines[j]):
                     j += 1
@@ -540,7 +548,7 @@ class _Parser:
         self.shared = shared
         heading_mode = any(
             self.kind[i] == "heading" and shared[i] and self.heading_level[i] >= 2
-            and ID_HEADING_RE.match(self.heading_title[i]) and _is_md_heading(self.lines[i])
+            and _lead_match(ID_HEADING_RE, self.heading_title[i]) and _is_md_heading(self.lines[i])
             for i in range(self.n)
         )
         self.heading_mode = heading_mode
@@ -556,7 +564,7 @@ class _Parser:
                 if m:
                     leads.append(_Lead(i, "annotation", m.group("id"), _clean_label(m.group("label")), "heading", self.heading_level[i]))
                     continue
-                m = ID_HEADING_RE.match(title)
+                m = _lead_match(ID_HEADING_RE, title)
                 if m and shared[i] and _is_md_heading(line):
                     leads.append(_Lead(i, "declaration", m.group("id"), _clean_label(m.group("label")), "heading", self.heading_level[i]))
                 continue
@@ -572,18 +580,18 @@ class _Parser:
                 if lead:
                     leads.append(lead)
                 continue
-            m = BOLD_DECL_RE.match(line)
+            m = _lead_match(BOLD_DECL_RE, line)
             if m:
                 label = _clean_label(m.group("label"))
                 leads.append(_Lead(i, "declaration", m.group("id"), label, "bold", 0, m.group("body")))
                 continue
-            m = BOLD_ID_RE.match(line)
+            m = _lead_match(BOLD_ID_RE, line)
             if m:
                 body = m.group("body")
                 label = _first_sentence(body)
                 leads.append(_Lead(i, "declaration", m.group("id"), label, "bold", 0, body[len(label):]))
                 continue
-            m = ID_ONLY_RE.match(line)
+            m = _lead_match(ID_ONLY_RE, line)
             if m:
                 k = i + 1
                 while self._is_blank(k):
@@ -592,7 +600,7 @@ class _Parser:
                     label = LABEL_LINE_RE.match(self.lines[k]).group("value").strip()
                     leads.append(_Lead(i, "declaration", m.group("id"), label, "id-line", 0))
                 continue
-            m = LINE_DECL_RE.match(line)
+            m = _lead_match(LINE_DECL_RE, line)
             if m:
                 rest = m.group("rest")
                 label = _first_sentence(rest)
@@ -607,7 +615,9 @@ class _Parser:
         if not cells or _is_separator(cells):
             return None
         first = _strip_cell(cells[0])
-        if not ids.is_record_id(first):
+        if not ids.is_record_id(first) and not (
+            ids.TOKEN_RE.fullmatch(first) and ids.classify_token(first) == ids.MALFORMED
+        ):
             return None
         label = _strip_cell(cells[1]) if len(cells) > 1 else ""
         return _Lead(i, "declaration", first, label, "table", 0, " | ".join(c.strip() for c in cells[2:]))
@@ -652,6 +662,9 @@ class _Parser:
                     if f.label.lower() == "label":
                         label = f.value
                         break
+            if not ids.is_record_id(lead.record_id):
+                self.malformed.append(MalformedId(lead.record_id, s + 1, True))
+                continue
             parsed = ids.parse_id(lead.record_id) or ("", "", "")
             declarations.append(Declaration(
                 record_id=lead.record_id,
@@ -727,6 +740,7 @@ class _Parser:
 
     def _references(self, leads: list[_Lead]):
         decl_lines = {lead.line: lead.record_id for lead in leads if lead.kind == "declaration"}
+        own_bad = {k: record_id for k, record_id in decl_lines.items() if not ids.is_record_id(record_id)}
         references = []
         ranges = []
         for k in range(self.body_start, self.n):
@@ -741,6 +755,11 @@ class _Parser:
                 references.append(Reference(match.record_id, k + 1))
             for r in ids.find_ranges(line):
                 ranges.append(RangeReference(r.record_id, k + 1))
+            for bad in ids.find_malformed(line):
+                if own_bad.get(k) == bad.record_id:
+                    own_bad.pop(k)  # the malformed declaration itself, already kept
+                    continue
+                self.malformed.append(MalformedId(bad.record_id, k + 1, False))
         return references, ranges
 
     # ------------------------------------------------------------------
@@ -973,6 +992,16 @@ def _one_line(s: str) -> str:
 def _norm(title: str) -> str:
     title = title.strip().strip("*").strip()
     return " ".join(title.lower().split())
+
+
+def _lead_match(pattern: re.Pattern, text: str) -> re.Match | None:
+    """`pattern.match(text)` when its `id` group is a full ID or a malformed
+    token (a declaration to report whole); None for a numbered ID joined to a
+    word or a token that is no ID at all."""
+    m = pattern.match(text)
+    if m and ids.classify_token(m.group("id")) in (ids.VALID, ids.MALFORMED):
+        return m
+    return None
 
 
 def _is_md_heading(line: str) -> bool:

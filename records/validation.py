@@ -400,6 +400,7 @@ def _member_findings(member: MemberInput, run: RunFacts, *, current: bool) -> li
     _check_shared_records(out, member, current)
     _check_validation_pending(out, member)
     _check_declared_ids(out, member, current)
+    _check_malformed_ids(out, report, current)
     _check_annotations(out, report)
     _check_part_of(out, report, current)
     _check_ranges(out, report, current)
@@ -538,6 +539,21 @@ def _check_validation_pending(out: _Collector, member: MemberInput) -> None:
                 "The memory report still says \"Validation: pending\"; run its validation and record the outcome before upload.",
                 line=number,
             )
+
+
+def _check_malformed_ids(out: _Collector, report: ParsedReport, current: bool) -> None:
+    """Tokens shaped like IDs that break the grammar, named whole: an error where they
+    declare, and in references of the current form; a warning in older references."""
+    for bad in report.malformed_ids:
+        where = "declares a record" if bad.declared else "is cited"
+        out.add(
+            "malformed-id",
+            ERROR if bad.declared or current else WARNING,
+            f"{bad.token} {where} but is not a record ID: it has {ids.malformed_reason(bad.token)}. "
+            "Write an optional RT-/MEM-/EPI- prefix, a kind (CMP, OBJ, RTE, CLM, ABS, BAP) and a number or one to three lower-case words.",
+            record_id=bad.token,
+            line=bad.line,
+        )
 
 
 def _check_declared_ids(out: _Collector, member: MemberInput, current: bool) -> None:
@@ -963,17 +979,24 @@ _SUPERSEDED_RE = re.compile(
 )
 
 
+def _supersession(text: str) -> re.Match | None:
+    """`X is superseded by Y[ and Z]`, read after collapsing whitespace: a paragraph may wrap anywhere."""
+    return _SUPERSEDED_RE.match(" ".join(text.split()))
+
+
 def _check_amendment_form(out: _Collector, member: MemberInput, current: bool) -> None:
     if not current:
         return  # older reconciliations may carry value amendments
     for amendment in member.report.amendments:
         if amendment.kind != "amendment":
             continue
-        if not _SUPERSEDED_RE.match(amendment.text):
+        if not _supersession(amendment.text):
+            amended = _ids_in(amendment.text)
             out.add(
                 "value-amendment",
                 ERROR,
-                "In the current form an amendment is only an identity judgment: \"Amendment: X is superseded by Y\" (or \"by Y and Z\"); state value corrections as integration issues.",
+                f"In the current form an amendment is only an identity judgment: \"Amendment: X is superseded by Y\" (or \"by Y and Z\"); state the value correction{' to ' + amended[0] if amended else ''} as an integration issue.",
+                record_id=amended[0] if amended else "",
                 line=amendment.line,
             )
 
@@ -1445,7 +1468,7 @@ def _amendment_findings(
         if not current_by_member[m.name]:
             continue
         for amendment in m.report.amendments:
-            match = _SUPERSEDED_RE.match(amendment.text) if amendment.kind == "amendment" else None
+            match = _supersession(amendment.text) if amendment.kind == "amendment" else None
             if not match:
                 continue
             for record_id in filter(None, (match.group("old"), match.group("new"), match.group("also"))):
