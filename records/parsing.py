@@ -154,6 +154,10 @@ ANNOTATION_RE = re.compile(
 BOLD_DECL_RE = re.compile(
     rf"^(?:\*\*)(?P<id>{_TOKEN})[ \t]+(?:[\u2014\u2013]|-)[ \t]+(?P<label>.+?)\*\*[ \t]*(?P<body>.*)$"
 )
+# Older results: `CMP-5 —**Label.** text` (no space after the dash).
+DASH_BOLD_DECL_RE = re.compile(
+    rf"^(?P<id>{_TOKEN})[ \t]*[\u2014\u2013][ \t]*\*\*(?P<label>[^*]+?)\*\*[ \t]*(?P<body>.*)$"
+)
 BOLD_ID_RE = re.compile(rf"^\*\*(?P<id>{_TOKEN})[.:]?\*\*[.:]?[ \t]*(?P<body>.*)$")
 LINE_DECL_RE = re.compile(
     rf"^(?P<id>{_TOKEN})(?:[ \t]+(?:[\u2014\u2013]|-)[ \t]+|[.:][ \t]+)(?P<rest>.*)$"
@@ -176,9 +180,23 @@ INLINE_FIELD_RE = re.compile(
 )
 
 MAPPINGS_LABEL_RE = re.compile(r"(?i)\bmappings(?:\*\*)?[ \t]*:(?:\*\*)?")
+_ARROW = r"(?:\u2192|->|\u27f6)"
+# `A → B` in a mapping statement. The right side is a record ID, or (older
+# results) words naming something that is no record (`MEM-ABS-1 → limitation
+# on RTE-8, not an ABS record`), which run to the next `;` or sentence end.
+# A right side followed by another arrow is a route chain (`OBJ-2 → RTE-3 →
+# OBJ-1`), never a mapping.
 MAPPING_PAIR_RE = re.compile(
-    rf"[ \t]*(?:and[ \t]+)?`?(?P<source>{_ID})`?[ \t]*(?:\u2192|->|\u27f6)[ \t]*`?(?P<target>{_ID})`?[ \t]*[;,]?"
+    rf"[ \t]*(?:and[ \t]+)?`?(?P<source>{_ID})`?[ \t]*{_ARROW}[ \t]*"
+    rf"(?:`?(?P<target>{_ID})`?(?![ \t]*{_ARROW})[ \t]*[;,]?"
+    rf"|(?P<other>(?!`?{_ID})[A-Za-z][^;\n\u2192]*?)(?=[ \t]*(?:;|\.(?:[ \t]|$)|$)))[ \t]*;?"
 )
+# Where older results start a statement without a `Mappings:` label: a bullet
+# (`- `MEM-OBJ-1` → OBJ-12.`), after the colon of any lead-in sentence, or at
+# the start of a line. There the left side must be an analyst's proposal
+# (a prefixed ID), so prose about canonical records is not read as a mapping.
+_PROPOSAL_PREFIX = "|".join(ids.PREFIXES)
+STATEMENT_START_RE = re.compile(rf"(?:^[ \t]*(?:[-*+\u2022][ \t]+)?|:[ \t]*)(?=`?(?:{_PROPOSAL_PREFIX})-)")
 AMENDMENT_RE = re.compile(
     r"^[ \t]*(?:(?:[-*+\u2022])[ \t]+)?(?:\*\*)?(?P<label>Amendment|Unresolved conflict)(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*(?P<rest>.*)$",
     re.IGNORECASE,
@@ -585,6 +603,11 @@ class _Parser:
                 label = _clean_label(m.group("label"))
                 leads.append(_Lead(i, "declaration", m.group("id"), label, "bold", 0, m.group("body")))
                 continue
+            m = _lead_match(DASH_BOLD_DECL_RE, line)
+            if m:
+                label = _clean_label(m.group("label"))
+                leads.append(_Lead(i, "declaration", m.group("id"), label, "bold", 0, m.group("body")))
+                continue
             m = _lead_match(BOLD_ID_RE, line)
             if m:
                 body = m.group("body")
@@ -852,14 +875,20 @@ class _Parser:
             if not self._scannable(k) or self.kind[k] not in ("text", "heading"):
                 continue
             line = self.lines[k]
-            for label in MAPPINGS_LABEL_RE.finditer(line):
-                pos = label.end()
-                while True:
-                    m = MAPPING_PAIR_RE.match(line, pos)
-                    if not m:
-                        break
-                    result.append(MappingStatement(m.group("source"), m.group("target"), "mapped", k + 1, "list"))
+            read: set[int] = set()  # where each statement's left side starts, read once
+            starts = [label.end() for label in MAPPINGS_LABEL_RE.finditer(line)]
+            starts += [m.end() for m in STATEMENT_START_RE.finditer(line)]
+            for pos in starts:
+                while (m := MAPPING_PAIR_RE.match(line, pos)) is not None:
                     pos = m.end()
+                    if m.start("source") in read:
+                        continue
+                    read.add(m.start("source"))
+                    if m.group("target"):
+                        result.append(MappingStatement(m.group("source"), m.group("target"), "mapped", k + 1, "list"))
+                    else:
+                        other = m.group("other").strip()
+                        result.append(MappingStatement(m.group("source"), "", f"no record: {other}", k + 1, "list"))
         for rows in self._tables():
             columns = _mapping_columns([_strip_cell(c) for c in rows[0][1]])
             if columns is None:
