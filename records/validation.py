@@ -24,9 +24,17 @@ from typing import Collection, Iterable, Mapping, Sequence
 
 import yaml
 
-from records import ids
+from records import ids, profiles
 from records.parsing import ROUTE_FIELD_LABELS
 from records.document import Declaration, ParsedReport
+from records.profiles import (  # noqa: F401 - re-exported: callers read the vocabulary here
+    PROFILE_ASSESSMENTS,
+    PROFILE_AXES,
+    PROFILE_BASES,
+    PROFILE_FIRST_AXES,
+    PROFILE_LATER_AXES,
+    YES_NO_AXES,
+)
 
 ERROR = "error"
 WARNING = "warning"
@@ -139,37 +147,7 @@ ROLE_PREFIXES = {
     "epistemic": ("EPI",),
 }
 
-PROFILE_AXES = {
-    "storage_substrate": (
-        "files", "graph", "in-memory", "kv", "model-weights", "prompt-registry",
-        "rdbms", "repo", "service-object", "sqlite", "vector",
-    ),
-    "representational_form": ("natural-language", "parametric", "symbolic"),
-    "lineage": ("authored", "imported", "other-compiled", "trace-extracted"),
-    "behavioral_authority": (
-        "enforcement", "instruction", "knowledge", "learning", "ranking", "routing", "validation",
-    ),
-    "write_agency": ("automatic", "manual"),
-    "curation_operations": (
-        "consolidate", "decay", "dedup", "evolve", "invalidate", "promote", "synthesize",
-    ),
-    "read_back_direction": ("pull", "push"),
-    "read_back_signal": (
-        "coarse", "identifier", "inferred-embedding", "inferred-judgment", "inferred-lexical",
-    ),
-    "trace_learning": ("no", "yes"),
-    "trace_source": ("event-streams", "session-logs", "tool-traces", "trajectories"),
-    "learning_scope": ("cross-task", "per-project", "per-task"),
-    "learning_timing": ("offline", "online", "staged"),
-    "distilled_form": ("natural-language", "parametric", "symbolic"),
-    "faithfulness_tested": ("no", "yes"),
-}
-PROFILE_FIRST_AXES = tuple(PROFILE_AXES)[:10]
-PROFILE_LATER_AXES = tuple(PROFILE_AXES)[10:]
-PROFILE_ASSESSMENTS = ("known", "partial", "absent", "inapplicable", "uninspected", "not-determinable")
-PROFILE_BASES = ("claimed", "afforded", "wired", "observed", "causally supported")
-PROFILE_AXIS_FIELDS = ("assessment", "values", "evidence", "records", "note")
-YES_NO_AXES = ("trace_learning", "faithfulness_tested")
+# The memory-comparison profile's vocabulary and checks live in records.profiles.
 
 # --------------------------------------------------------------------------
 # ID grammar: records.ids is the one statement of it.
@@ -1061,35 +1039,7 @@ def _check_reconciliation_section(out: _Collector, member: MemberInput) -> None:
 
 
 # --------------------------------------------------------------------------
-# The memory-comparison profile (Appendix A)
-
-
-def _profile_value(value) -> str:
-    if value is True:
-        return "yes"
-    if value is False:
-        return "no"
-    return str(value).strip()
-
-
-def _profile_records(profile) -> list[tuple[str, str]]:
-    """(axis, record ID) for every record the profile cites."""
-    cited: list[tuple[str, str]] = []
-    axes = profile.get("axes") if isinstance(profile, dict) else None
-    if not isinstance(axes, dict):
-        return cited
-    for axis, body in axes.items():
-        if not isinstance(body, dict):
-            continue
-        for record in body.get("records") or []:
-            cited.append((str(axis), str(record)))
-        evidence = body.get("evidence")
-        if isinstance(evidence, dict):
-            for entry in evidence.values():
-                if isinstance(entry, dict):
-                    for record in entry.get("records") or []:
-                        cited.append((str(axis), str(record)))
-    return cited
+# The memory-comparison profile (Appendix A): records.profiles
 
 
 def _check_profile_shape(out: _Collector, member: MemberInput, current: bool) -> None:
@@ -1103,93 +1053,8 @@ def _check_profile_shape(out: _Collector, member: MemberInput, current: bool) ->
                 line=1,
             )
         return
-    profile = front["memory-comparison"]
-    where = "memory-comparison"
-    if not isinstance(profile, dict):
-        out.add("profile-malformed", ERROR, f"{where} must be a mapping with `scope` and `axes`.", line=1)
-        return
-    if not str(profile.get("scope") or "").strip():
-        out.add("profile-malformed", ERROR, f"{where} has no `scope`; state what the profile covers.", line=1)
-    axes = profile.get("axes")
-    if not isinstance(axes, dict):
-        out.add("profile-malformed", ERROR, f"{where} has no `axes` mapping; add the axes of Appendix A.", line=1)
-        return
-    present = {str(k) for k in axes}
-    required = list(PROFILE_FIRST_AXES)
-    if member.role == "result" or current or present & set(PROFILE_LATER_AXES):
-        required += PROFILE_LATER_AXES
-    for axis in required:
-        if axis not in present:
-            out.add("profile-axis-missing", ERROR, f"{where} has no `{axis}` axis; add it with its assessment.", record_id=axis, line=1)
-    for axis in sorted(present - set(PROFILE_AXES)):
-        out.add("profile-axis-unknown", ERROR, f"{where} has an unknown axis `{axis}`; use the axes of Appendix A.", record_id=axis, line=1)
-    for axis in [a for a in PROFILE_AXES if a in present]:
-        _check_profile_axis(out, axis, axes[axis])
-
-
-def _check_profile_axis(out: _Collector, axis: str, body) -> None:
-    def add(code: str, message: str) -> None:
-        out.add(code, ERROR, f"memory-comparison `{axis}`: {message}", record_id=axis, line=1)
-
-    if not isinstance(body, dict):
-        add("profile-axis-malformed", "write assessment, values, evidence, records and note.")
-        return
-    for key in PROFILE_AXIS_FIELDS:
-        if key not in body:
-            add("profile-axis-malformed", f"`{key}` is missing; every axis has assessment, values, evidence, records and note.")
-    for key in sorted(set(map(str, body)) - set(PROFILE_AXIS_FIELDS)):
-        add("profile-axis-malformed", f"`{key}` is not an axis field.")
-    assessment = str(body.get("assessment", "")).strip()
-    if assessment not in PROFILE_ASSESSMENTS:
-        add("profile-invalid-assessment", f"assessment \"{assessment}\" must be one of {', '.join(PROFILE_ASSESSMENTS)}.")
-    raw_values = body.get("values")
-    values = [_profile_value(v) for v in raw_values] if isinstance(raw_values, list) else []
-    if raw_values is not None and not isinstance(raw_values, list):
-        add("profile-axis-malformed", "`values` must be a list.")
-    for value in values:
-        if value not in PROFILE_AXES[axis]:
-            add("profile-invalid-value", f"\"{value}\" is not a value of this axis ({', '.join(PROFILE_AXES[axis])}).")
-    for value, count in Counter(values).items():
-        if count > 1:
-            add("profile-invalid-value", f"\"{value}\" is listed {count} times.")
-    if assessment in ("known", "partial") and not values:
-        add("profile-values-mismatch", f"a {assessment} assessment lists its values; add them.")
-    if assessment in PROFILE_ASSESSMENTS and assessment not in ("known", "partial") and values:
-        add("profile-values-mismatch", f"a {assessment} assessment takes `values: []`.")
-    evidence = body.get("evidence")
-    if evidence is not None and not isinstance(evidence, dict):
-        add("profile-axis-malformed", "`evidence` must map each value to its basis, records and note.")
-        evidence = {}
-    evidence = evidence or {}
-    evidence_keys = {_profile_value(k) for k in evidence}
-    if assessment in ("known", "partial"):
-        for value in values:
-            if value not in evidence_keys:
-                add("profile-evidence-mismatch", f"value \"{value}\" has no evidence entry; give its basis, records and note.")
-    for key in sorted(evidence_keys - set(values)):
-        add("profile-evidence-mismatch", f"evidence for \"{key}\", which is not among the axis values.")
-    for key, entry in evidence.items():
-        key = _profile_value(key)
-        if not isinstance(entry, dict):
-            add("profile-axis-malformed", f"evidence for \"{key}\" must hold basis, records and note.")
-            continue
-        basis = str(entry.get("basis", "")).strip()
-        if basis not in PROFILE_BASES:
-            add("profile-invalid-basis", f"evidence basis \"{basis}\" for \"{key}\" must be one of {', '.join(PROFILE_BASES)}.")
-    if assessment == "absent":
-        records = [str(r) for r in body.get("records") or []]
-        if not any(_split_id(r)[1] == "ABS" for r in records):
-            add("profile-absent-needs-abs", "an absent assessment cites an evidenced-absence (ABS-) record.")
-    if axis in YES_NO_AXES:
-        if len(values) > 1:
-            add("profile-invalid-value", "this yes/no axis takes one value.")
-        if assessment == "partial" and "no" in values:
-            add("profile-invalid-value", "a partial assessment cannot assert \"no\".")
-        if axis == "faithfulness_tested" and "yes" in values:
-            entry = evidence.get("yes", evidence.get(True))
-            basis = str(entry.get("basis", "")) if isinstance(entry, dict) else ""
-            if basis not in ("observed", "causally supported"):
-                add("profile-faithfulness-basis", "\"yes\" needs an observed or causally supported basis.")
+    for problem in profiles.check_profile(front["memory-comparison"], role=member.role, current=current):
+        out.add(problem.code, ERROR, problem.message, record_id=problem.axis, line=1)
 
 
 # --------------------------------------------------------------------------
@@ -1381,7 +1246,7 @@ def _profile_resolution(members: Sequence[MemberInput], resolvable: set[str]) ->
     for m in members:
         front = _front(m.report)
         excused = {s.source for s in m.report.mappings} if _is_result(m) else set()
-        for axis, record_id in sorted(set(_profile_records(front.get("memory-comparison")))):
+        for axis, record_id in sorted(set(profiles.profile_records(front.get("memory-comparison")))):
             if record_id in resolvable or record_id in excused:
                 continue
             findings.append(
