@@ -14,6 +14,7 @@ takes the generation of the rest of its set.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import difflib
 import hashlib
@@ -24,7 +25,7 @@ from typing import Collection, Iterable, Mapping, Sequence
 
 import yaml
 
-from records import ids, profiles
+from records import generations, ids, profiles
 from records.parsing import ROUTE_FIELD_LABELS
 from records.document import Declaration, ParsedReport
 from records.profiles import (  # noqa: F401 - re-exported: callers read the vocabulary here
@@ -276,7 +277,8 @@ class _Collector:
 def validate_member(member: MemberInput, run: RunFacts) -> list[Finding]:
     """Findings about one member on its own (no references across the set)."""
     generation = _report_generation(member.report) or member.report.generation
-    return _sorted(_member_findings(member, run, current=generation == ids.GENERATION_SLUG))
+    current = generation == ids.GENERATION_SLUG
+    return _sorted(_held_to_generation(_member_findings(member, run, current=current), {member.name: current}))
 
 
 def validate_set(
@@ -299,7 +301,21 @@ def validate_set(
     for m in members:
         findings.extend(_member_findings(m, run, current=current_by_member[m.name]))
     findings.extend(_set_findings(members, run, current_by_member, canonical_ids, extra_mappings))
-    return _sorted(findings)
+    return _sorted(_held_to_generation(findings, current_by_member))
+
+
+def _held_to_generation(findings: Iterable[Finding], current_by_member: Mapping[str, bool]) -> list[Finding]:
+    """Each finding at the severity its member's generation holds it to (records.generations);
+    a rule the member's generation did not have is dropped. Findings about no member stay."""
+    kept = []
+    for finding in findings:
+        if finding.member not in current_by_member:
+            kept.append(finding)
+            continue
+        severity = generations.held_to(finding.code, current=current_by_member[finding.member], severity=finding.severity)
+        if severity is not None:
+            kept.append(finding if severity == finding.severity else dataclasses.replace(finding, severity=severity))
+    return kept
 
 
 def validate_manifest(artifact_yaml_text: str, files: Mapping[str, bytes]) -> list[Finding]:
