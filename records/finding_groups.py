@@ -83,3 +83,26 @@ def group_findings(findings: Iterable[FindingLike]) -> list[FindingGroup]:
         ))
     groups.sort(key=lambda g: (tier_of(g.code), g.severity != "error", -g.count, g.code))
     return groups
+
+
+def blocking_reasons(findings: Iterable[FindingLike], *, roles: Iterable[str], limit: int = 3) -> list[str]:
+    """Why a run cannot be approved, in plain words: its largest error groups, root causes first,
+    each with what it means for the run's set of members ([] when nothing blocks)."""
+    findings = list(findings)
+    roles = set(roles)
+    errors = [f for f in findings if f.severity == "error"]
+    reasons = []
+    for group in group_findings(errors)[:limit]:
+        named = [f.record_id for f in errors if f.code == group.code and f.record_id]
+        distinct = list(dict.fromkeys(named))
+        sample = ", ".join(distinct[:3]) + (", …" if len(distinct) > 3 else "")
+        reason = f"{group.count} {group.code}" + (f" ({sample})" if sample else "")
+        if group.code == "unresolved-reference" and distinct and "runtime" not in roles \
+                and all(record_id.startswith("RT-") for record_id in distinct):
+            reason += ": it cites runtime records (RT-…) that are not in the run, which has no runtime member"
+        elif group.code == "unknown-source" and any(f.code == "no-source-register" for f in findings):
+            reason += ": it cites sources, but no member of the run carries a Source register (overview or boundary)"
+        elif group.code == "unresolved-reference":
+            reason += ": records no member of the run declares"
+        reasons.append(reason)
+    return reasons
