@@ -188,15 +188,16 @@ _ARROW = r"(?:\u2192|->|\u27f6)"
 # OBJ-1`), never a mapping.
 MAPPING_PAIR_RE = re.compile(
     rf"[ \t]*(?:and[ \t]+)?`?(?P<source>{_ID})`?[ \t]*{_ARROW}[ \t]*"
-    rf"(?:`?(?P<target>{_ID})`?(?![ \t]*{_ARROW})[ \t]*[;,]?"
+    rf"(?:`?(?P<target>{_ID})`?(?![ \t]*{_ARROW})(?=[ \t]*(?:[;,.()]|and\b|$))[ \t]*[;,]?"
     rf"|(?P<other>(?!`?{_ID})[A-Za-z][^;\n\u2192]*?)(?=[ \t]*(?:;|\.(?:[ \t]|$)|$)))[ \t]*;?"
 )
 # Where older results start a statement without a `Mappings:` label: a bullet
-# (`- `MEM-OBJ-1` → OBJ-12.`), after the colon of any lead-in sentence, or at
-# the start of a line. There the left side must be an analyst's proposal
-# (a prefixed ID), so prose about canonical records is not read as a mapping.
+# (`- `MEM-OBJ-1` → OBJ-12.`) or after the colon of any lead-in sentence.
+# There the left side must be an analyst's proposal (a prefixed ID), so prose
+# about canonical records is not read as a mapping, and a record target must
+# end the statement (`;`, `,`, `.`, `and`, a parenthesis or the line end).
 _PROPOSAL_PREFIX = "|".join(ids.PREFIXES)
-STATEMENT_START_RE = re.compile(rf"(?:^[ \t]*(?:[-*+\u2022][ \t]+)?|:[ \t]*)(?=`?(?:{_PROPOSAL_PREFIX})-)")
+STATEMENT_START_RE = re.compile(rf"(?:^[ \t]*[-*+\u2022][ \t]+|:[ \t]*)(?=`?(?:{_PROPOSAL_PREFIX})-)")
 AMENDMENT_RE = re.compile(
     r"^[ \t]*(?:(?:[-*+\u2022])[ \t]+)?(?:\*\*)?(?P<label>Amendment|Unresolved conflict)(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*(?P<rest>.*)$",
     re.IGNORECASE,

@@ -43,7 +43,7 @@ The memory report's proposals were registered as follows:
 
 Exact token mappings after review: MEM-OBJ-3 → OBJ-8; MEM-RTE-1 → RTE-9.
 
-MEM-ABS-1 → limitation on RTE-8, not an ABS record.
+- MEM-ABS-1 → limitation on RTE-8, not an ABS record.
 
 Route chain for the reader: OBJ-8 → RTE-8 → OBJ-12.
 """
@@ -71,7 +71,16 @@ def test_it_reads_bullet_inline_and_non_record_mapping_statements():
 
 def test_it_reads_no_mapping_from_a_route_chain():
     sources = {m.source for m in parse_report(RESULT).mappings}
-    assert "OBJ-8" not in sources and "RTE-8" not in sources
+    assert not sources & {"OBJ-8", "RTE-8"}
+
+
+def test_it_reads_no_mapping_from_an_arrow_in_prose():
+    text = (
+        "## Runtime account\n\n"
+        "RT-RTE-1 → RT-OBJ-2 handoff stays in prose: no lead-in, no bullet.\n\n"
+        "Also seen: MEM-RTE-2 → RTE-8 carries the upload, which the bridge reads.\n"
+    )
+    assert parse_report(text).mappings == ()
 
 
 def test_it_does_not_report_the_proposals_on_the_left_as_unresolved():
