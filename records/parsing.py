@@ -1029,8 +1029,8 @@ def _lead_match(pattern: re.Pattern, text: str) -> re.Match | None:
     token (a declaration to report whole); None for a numbered ID joined to a
     word or a token that is no ID at all."""
     m = pattern.match(text)
-    if m and ids.classify_token(m.group("id")) in (ids.VALID, ids.MALFORMED):
-        return m
+    if m and ids.classify_token(m.group("id")) in (ids.VALID, ids.MALFORMED) and not ids.RANGE_RE.fullmatch(m.group("id")):
+        return m  # a range (`RTE-1-3: …`) declares nothing and is reported as a range
     return None
 
 

@@ -101,3 +101,9 @@ def test_it_reads_a_plain_text_line_declaration_with_a_malformed_id_whole():
 def test_it_does_not_scan_fences_for_malformed_ids():
     text = CURRENT_MEMORY + "\n```\nMEM-OBJ-Example-Token\n```\n"
     assert "MEM-OBJ-Example-Token" not in {m.token for m in parse_report(text).malformed_ids}
+
+
+def test_it_reads_a_range_at_the_start_of_a_line_as_a_range_not_a_malformed_declaration():
+    report = parse_report("Shared records\n\nRTE-1-3: the three routes share a store.\n")
+    assert report.declarations == () and report.malformed_ids == ()
+    assert [r.text for r in report.ranges] == ["RTE-1-3"]
