@@ -132,3 +132,15 @@ def test_it_takes_the_run_date_from_the_run_id_when_no_member_states_it():
     identity = run_identity.identity_of({}, {"result.md": member})
     assert identity["run_date"] == "2026-09-26"
     assert identity["analysis_cutoff"] is None
+
+
+@pytest.mark.django_db
+def test_it_refuses_a_run_id_that_is_not_a_run_id(agent):
+    files = corpus_files("AAS-2026-10-02-dynamic-cheatsheet-01")
+    changes = {n: data.replace(b"run-id: AAS-2026-10-02-dynamic-cheatsheet-01", b"run-id: dynamic-cheatsheet")
+               for n, data in files.items() if n.endswith(".md")}
+    response = post(agent, make_zip(repinned(files, **changes)))
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["code"] == "invalid_identity"
+    assert "run_id" in response.json()["error"]["details"]
+    assert not Run.objects.exists()
