@@ -10,7 +10,8 @@ errors before warnings, then the larger group.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Protocol
+from collections.abc import Iterable
+from typing import Protocol
 
 FIRST_LOCATIONS = 3
 

@@ -1,7 +1,7 @@
 """Each run's latest validation counts, for lists of runs (issue 12 item 5)."""
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from reviews.models import Run
 

@@ -10,7 +10,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from records import run_identity
 from records.models import MemberReport
 from reviews.models import AuditEvent, Run
-from tests.records.test_bundle_import import CORPUS_RUNS, corpus_files, make_tar_gz, make_zip
+from tests.records.test_bundle_import import (
+    CORPUS_RUNS,
+    corpus_files,
+    make_tar_gz,
+    make_zip,
+)
 
 
 def post(client, data: bytes, name: str = "run.zip"):
