@@ -9,8 +9,8 @@ errors before warnings, then the larger group.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Protocol
 
 FIRST_LOCATIONS = 3
