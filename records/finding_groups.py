@@ -9,6 +9,7 @@ errors before warnings, then the larger group.
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -62,6 +63,7 @@ class FindingGroup:
     rest: tuple[Location, ...]
     message: str  # the first finding's message, what to do
     root_cause: bool  # tier 0 or 1: fixing it may clear later groups
+    record_ids: tuple[tuple[str, int], ...] = ()  # (ID, how often) most named first: thirty findings may be one missing record
 
 
 def tier_of(code: str) -> int:
@@ -76,11 +78,13 @@ def group_findings(findings: Iterable[FindingLike]) -> list[FindingGroup]:
     for (code, severity), items in grouped.items():
         items.sort(key=lambda f: (f.member, f.line, f.record_id))
         locations = tuple(Location(f.member, f.line, f.record_id) for f in items)
+        named = Counter(f.record_id for f in items if f.record_id)
         groups.append(FindingGroup(
             code=code, severity=severity, count=len(items),
             members=tuple(dict.fromkeys(f.member for f in items)),
             first=locations[:FIRST_LOCATIONS], rest=locations[FIRST_LOCATIONS:],
             message=items[0].message, root_cause=tier_of(code) < _DEFAULT_TIER,
+            record_ids=tuple(sorted(named.items(), key=lambda item: (-item[1], item[0]))),
         ))
     groups.sort(key=lambda g: (tier_of(g.code), g.severity != "error", -g.count, g.code))
     return groups

@@ -39,6 +39,13 @@ def test_it_keeps_the_first_locations_of_a_group_in_member_and_line_order():
     assert group.members == ("memory.md", "workflow.md")
 
 
+def test_it_counts_how_often_each_id_is_named_in_a_group_most_named_first():
+    findings = [finding("unresolved-reference", line=n, record_id=record_id)
+                for n, record_id in enumerate(["RT-OBJ-b", "RT-OBJ-a", "RT-OBJ-a", "RT-OBJ-c", "RT-OBJ-a"])]
+    (group,) = group_findings(findings)
+    assert group.record_ids == (("RT-OBJ-a", 3), ("RT-OBJ-b", 1), ("RT-OBJ-c", 1))
+
+
 def test_it_orders_errors_before_warnings_of_the_same_tier_and_larger_groups_first():
     findings = [finding("missing-route-field", severity="warning")] + [finding("invalid-conclusion-status", line=n) for n in range(3)] \
         + [finding("empty-route-field")]
@@ -73,6 +80,7 @@ def test_the_run_page_groups_findings_by_code_with_counts_root_causes_first(brow
     assert section.index('data-code="no-source-register"') < section.index('data-code="unknown-source"')
     group = section.split('data-code="unresolved-reference"')[1].split("</details>")[0]
     assert "46 errors" in group
+    assert "RT-RTE-vercel-call ×" in group
     assert group.count(f'href="/runs/{run.run_id}/members/memory/#L') >= 3
 
 
