@@ -37,6 +37,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from records.ids import parse_id
 from records.models import IntegrationIssue, MemberReport, Record
+from records.run_findings import validation_counts
 from reviews.access import DECIDE, PROPOSE, READ_RUNS, check_role, has_any_role
 from reviews.audit import Actor
 from reviews.models import Run
@@ -602,12 +603,13 @@ def runs_list(request):
     else:
         status = ""
     if system:
-        runs = runs.filter(system__iexact=system)
+        runs = runs.filter(system__icontains=system)
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     progress = _progress_by_run([run.pk for run in page])
+    findings = validation_counts(page)
     return render(request, "reconcile/runs_list.html", {
         "page": page,
-        "rows": [{"run": run, "progress": progress[run.pk]} for run in page],
+        "rows": [{"run": run, "progress": progress[run.pk], "findings": findings[run.pk]} for run in page],
         "statuses": Run.Status.choices,
         "status": status,
         "system": system,

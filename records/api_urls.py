@@ -1,8 +1,9 @@
 from django.urls import path
 
-from . import api, source_api
+from . import api, import_api, source_api
 
 urlpatterns = [
+    path("runs/import/", import_api.RunImportView.as_view(), name="api-run-import"),
     path("runs/<str:run_id>/", api.RunDetailView.as_view(), name="api-run-detail"),
     path("runs/<str:run_id>/members/", api.MemberUploadView.as_view(), name="api-member-upload"),
     path("runs/<str:run_id>/members/<str:member_id>/", api.MemberDetailView.as_view(), name="api-member-detail"),

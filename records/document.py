@@ -63,6 +63,16 @@ class Reference:
 
 
 @dataclass(frozen=True)
+class MalformedId:
+    """A token shaped like a record ID that breaks the grammar, kept whole
+    (`MEM-OBJ-tag-to-note-map`, `MEM-OBJ-Draft`); never read as a record."""
+
+    token: str
+    line: int
+    declared: bool  # it leads a declaration (heading, line, bold or table form)
+
+
+@dataclass(frozen=True)
 class RangeReference:
     """`RTE-1..3`, `RTE-1–3`, `SRC-1–3`: detected and reported, never expanded."""
 
@@ -151,6 +161,7 @@ class ParsedReport:
     quotations: tuple[Quotation, ...] = ()
     references: tuple[Reference, ...] = ()  # every full record ID in prose, quotations and fences excluded
     ranges: tuple[RangeReference, ...] = ()
+    malformed_ids: tuple[MalformedId, ...] = ()
 
     def counts(self) -> dict[str, int]:
         return {

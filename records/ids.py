@@ -10,6 +10,17 @@ never starts inside a longer token (`XCMP-1`, `foo-OBJ-1`) and a slug takes
 the longest run of up to three words, so `RT-OBJ-store-backed` reads as one
 ID even when an analyst meant `RT-OBJ-store` plus the word "backed". The
 validator reports such a slug when it extends another declared ID.
+
+Malformed IDs are refused whole (DESIGN §6). A token shaped like a record ID
+(a known kind, or a known analyst prefix before an upper-case kind) that
+breaks the grammar -- a slug of four or more words, an upper-case letter,
+an unknown kind or prefix, an empty slug word -- is found by
+`find_malformed` as the whole token, and `find_ids` never reads the valid
+ID it starts with (`MEM-OBJ-tag-to-note-map` is not `MEM-OBJ-tag-to-note`).
+Three shapes stay ordinary prose: a range (`RTE-1-3`, reported as a range),
+a dash between two full IDs (`RT-RTE-1-RT-RTE-4`), and a numbered ID joined
+to a lower-case word (`CMP-1-configured`), which can only mean the ID and a
+word since a number never continues with one.
 """
 from __future__ import annotations
 
@@ -58,6 +69,67 @@ RANGE_RE = re.compile(
     + rf"(?:(?:\.\.)(?P<end_id>{_NUMBERED}|\d+)|[\-\u2013\u2014](?P<end>\d+))"
     + _AFTER
 )
+
+
+# A token shaped like a record ID: an optional prefix-like word, a kind-like
+# word and a tail of `-`-joined words (possibly empty), stopping before a
+# `-` that starts another full ID. Classified by `classify_token`.
+_ANY_WORD = r"[A-Za-z0-9_]"
+TOKEN_RE = re.compile(
+    _BEFORE
+    + rf"(?:[A-Z]{{2,4}}-)?[A-Z][A-Za-z]{{1,7}}-{_ANY_WORD}+"
+    + rf"(?:-(?!(?:(?:{_PREFIX})-)?(?:{_KIND})-){_ANY_WORD}*)*"
+)
+# The non-capturing form for building line patterns elsewhere (the parser's leads).
+TOKEN_PATTERN = TOKEN_RE.pattern
+
+VALID = "valid"
+COMPOUND = "compound"  # a numbered ID joined to lower-case words: the ID and a word
+MALFORMED = "malformed"
+NOT_AN_ID = "not-an-id"
+
+_COMPOUND_RE = re.compile(rf"(?:(?:{_PREFIX})-)?(?:{_KIND})-\d+(?:-[a-z][a-z]*)+")
+
+
+def classify_token(token: str) -> str:
+    """VALID, COMPOUND, MALFORMED or NOT_AN_ID for one `TOKEN_RE` match."""
+    if RECORD_ID_RE.fullmatch(token) or SOURCE_ID_RE.fullmatch(token):
+        return VALID
+    parts = token.split("-")
+    if parts[0] in KINDS:
+        prefix, kind = "", parts[0]
+    elif len(parts) > 2 and parts[1] in KINDS + (SOURCE_KIND,) and re.fullmatch(r"[A-Z]{2,4}", parts[0]):
+        prefix, kind = parts[0], parts[1]
+    elif parts[0] in PREFIXES and len(parts) > 2 and re.fullmatch(r"[A-Z][A-Za-z]{1,7}", parts[1]):
+        return MALFORMED  # a known prefix before an unknown kind
+    else:
+        return NOT_AN_ID  # SHA-256, UTF-8, GPT-4o-mini: no record kind, no analyst prefix
+    tail = parts[2:] if prefix else parts[1:]
+    if (kind == SOURCE_KIND and not prefix) or not any(tail):
+        return NOT_AN_ID  # `MEM-OBJ-…`: a pattern, no ID written
+    if _COMPOUND_RE.fullmatch(token):
+        return COMPOUND
+    return MALFORMED
+
+
+def malformed_reason(token: str) -> str:
+    """What breaks the grammar in a malformed token, in plain words."""
+    parts = token.split("-")
+    if parts[0] in KINDS:
+        prefix, kind, tail = "", parts[0], parts[1:]
+    else:
+        prefix, kind, tail = parts[0], parts[1] if len(parts) > 1 else "", parts[2:]
+    if prefix and prefix not in PREFIXES:
+        return f"an unknown analyst prefix {prefix}- (use RT-, MEM-, EPI- or none)"
+    if kind not in KINDS:
+        return f"an unknown kind {kind} (use {', '.join(KINDS)})"
+    if any(word == "" for word in tail):
+        return "an empty slug word (two dashes in a row, or a trailing dash)"
+    if any(ch.isupper() for word in tail for ch in word):
+        return "an upper-case letter in its name (slug words are lower-case)"
+    if len(tail) > 3:
+        return f"a slug of four or more words ({len(tail)}; at most three)"
+    return "a name that is neither a number nor one to three lower-case words each starting with a letter"
 
 
 @dataclass(frozen=True)
@@ -113,14 +185,37 @@ def find_ranges(text: str) -> list[IdMatch]:
     return [IdMatch(m.group(0), m.start(), m.end()) for m in RANGE_RE.finditer(text)]
 
 
+def find_malformed(text: str) -> list[IdMatch]:
+    """Every token shaped like a record ID that breaks the grammar, whole.
+
+    Ranges are left to `find_ranges`."""
+    found = []
+    ranges = None
+    for m in TOKEN_RE.finditer(text):
+        if classify_token(m.group(0)) != MALFORMED:
+            continue
+        if ranges is None:
+            ranges = find_ranges(text)
+        if any(r.start <= m.start() < r.end for r in ranges):
+            continue
+        found.append(IdMatch(m.group(0), m.start(), m.end()))
+    return found
+
+
 def find_ids(text: str, *, skip_ranges: bool = True) -> list[IdMatch]:
     """Every full ID mentioned in `text`, in order of appearance.
 
     With `skip_ranges`, IDs that are part of a range notation are left out:
-    a range is reported on its own and names no record in full.
+    a range is reported on its own and names no record in full. An ID that
+    begins a malformed token is never found: the token is not that ID.
     """
     matches = [IdMatch(m.group(0), m.start(), m.end()) for m in ID_IN_TEXT_RE.finditer(text)]
-    if not skip_ranges or not matches:
+    if not matches:
+        return matches
+    malformed = find_malformed(text)
+    if malformed:
+        matches = [m for m in matches if not any(b.start <= m.start < b.end for b in malformed)]
+    if not skip_ranges:
         return matches
     ranges = find_ranges(text)
     if not ranges:

@@ -35,6 +35,7 @@ from records.document import (
     Declaration,
     Field,
     IntegrationIssue,
+    MalformedId,
     MappingStatement,
     ParsedReport,
     Quotation,
@@ -123,10 +124,15 @@ ROUTE_FIELD_LABELS = (
 # Line-level patterns
 
 _ID = ids.ID_IN_TEXT_RE.pattern
+# What may lead a declaration: a full ID or a malformed token shaped like one
+# (kept whole and reported); `_lead_id` tells them apart.
+_TOKEN = ids.TOKEN_PATTERN + r"(?![A-Za-z0-9_])"
 _DASH = r"[\u2014\u2013]|-"  # em dash, en dash, hyphen (the latter only between spaces)
 
 MD_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
-FENCE_OPEN_RE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+# Any indentation: a fence inside a list item sits deeper than three spaces,
+# and whatever it holds is code either way, never prose to read records from.
+FENCE_OPEN_RE = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
 QUOTE_LINE_RE = re.compile(r"^ {0,3}>")
 QUOTE_PREFIX_RE = re.compile(r"^ {0,3}> ?")
 PIPE_ROW_RE = re.compile(r"^ {0,3}\|")
@@ -140,19 +146,23 @@ ANCHOR_RE = re.compile(
 ANCHOR_LINES_RE = re.compile(r"^(?P<path>.+?):(?P<lines>\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)$")
 
 ID_HEADING_RE = re.compile(
-    rf"^(?:\*\*)?(?P<id>{_ID})(?:\*\*)?(?:[ \t]*(?:[.:])?[ \t]*(?:(?:{_DASH})[ \t]+(?P<label>.*?))?)?[ \t]*$"
+    rf"^(?:\*\*)?(?P<id>{_TOKEN})(?:\*\*)?(?:[ \t]*(?:[.:])?[ \t]*(?:(?:{_DASH})[ \t]+(?P<label>.*?))?)?[ \t]*$"
 )
 ANNOTATION_RE = re.compile(
     rf"^(?:\*\*)?On[ \t]+(?P<id>{_ID})(?:\*\*)?(?:[ \t]+(?:{_DASH})[ \t]+(?P<label>.*?))?[ \t]*(?:\*\*)?$"
 )
 BOLD_DECL_RE = re.compile(
-    rf"^(?:\*\*)(?P<id>{_ID})[ \t]+(?:[\u2014\u2013]|-)[ \t]+(?P<label>.+?)\*\*[ \t]*(?P<body>.*)$"
+    rf"^(?:\*\*)(?P<id>{_TOKEN})[ \t]+(?:[\u2014\u2013]|-)[ \t]+(?P<label>.+?)\*\*[ \t]*(?P<body>.*)$"
 )
-BOLD_ID_RE = re.compile(rf"^\*\*(?P<id>{_ID})[.:]?\*\*[.:]?[ \t]*(?P<body>.*)$")
+# Older results: `CMP-5 —**Label.** text` (no space after the dash).
+DASH_BOLD_DECL_RE = re.compile(
+    rf"^(?P<id>{_TOKEN})[ \t]*[\u2014\u2013][ \t]*\*\*(?P<label>[^*]+?)\*\*[ \t]*(?P<body>.*)$"
+)
+BOLD_ID_RE = re.compile(rf"^\*\*(?P<id>{_TOKEN})[.:]?\*\*[.:]?[ \t]*(?P<body>.*)$")
 LINE_DECL_RE = re.compile(
-    rf"^(?P<id>{_ID})(?:[ \t]+(?:[\u2014\u2013]|-)[ \t]+|[.:][ \t]+)(?P<rest>.*)$"
+    rf"^(?P<id>{_TOKEN})(?:[ \t]+(?:[\u2014\u2013]|-)[ \t]+|[.:][ \t]+)(?P<rest>.*)$"
 )
-ID_ONLY_RE = re.compile(rf"^[ \t]*(?:\*\*)?(?P<id>{_ID})(?:\*\*)?[ \t]*$")
+ID_ONLY_RE = re.compile(rf"^[ \t]*(?:\*\*)?(?P<id>{_TOKEN})(?:\*\*)?[ \t]*$")
 LABEL_LINE_RE = re.compile(r"^[ \t]*(?:(?:[-*+\u2022])[ \t]+)?(?:\*\*)?Label(?:\*\*)?:(?:\*\*)?[ \t]*(?P<value>.*)$")
 
 FIELD_RE = re.compile(
@@ -170,9 +180,24 @@ INLINE_FIELD_RE = re.compile(
 )
 
 MAPPINGS_LABEL_RE = re.compile(r"(?i)\bmappings(?:\*\*)?[ \t]*:(?:\*\*)?")
+_ARROW = r"(?:\u2192|->|\u27f6)"
+# `A → B` in a mapping statement. The right side is a record ID, or (older
+# results) words naming something that is no record (`MEM-ABS-1 → limitation
+# on RTE-8, not an ABS record`), which run to the next `;` or sentence end.
+# A right side followed by another arrow is a route chain (`OBJ-2 → RTE-3 →
+# OBJ-1`), never a mapping.
 MAPPING_PAIR_RE = re.compile(
-    rf"[ \t]*(?:and[ \t]+)?`?(?P<source>{_ID})`?[ \t]*(?:\u2192|->|\u27f6)[ \t]*`?(?P<target>{_ID})`?[ \t]*[;,]?"
+    rf"[ \t]*(?:and[ \t]+)?`?(?P<source>{_ID})`?[ \t]*{_ARROW}[ \t]*"
+    rf"(?:`?(?P<target>{_ID})`?(?![ \t]*{_ARROW})(?=[ \t]*(?:[;,.()]|and\b|$))[ \t]*[;,]?"
+    rf"|(?P<other>(?!`?{_ID})[A-Za-z][^;\n\u2192]*?)(?=[ \t]*(?:;|\.(?:[ \t]|$)|$)))[ \t]*;?"
 )
+# Where older results start a statement without a `Mappings:` label: a bullet
+# (`- `MEM-OBJ-1` → OBJ-12.`) or after the colon of any lead-in sentence.
+# There the left side must be an analyst's proposal (a prefixed ID), so prose
+# about canonical records is not read as a mapping, and a record target must
+# end the statement (`;`, `,`, `.`, `and`, a parenthesis or the line end).
+_PROPOSAL_PREFIX = "|".join(ids.PREFIXES)
+STATEMENT_START_RE = re.compile(rf"(?:^[ \t]*[-*+\u2022][ \t]+|:[ \t]*)(?=`?(?:{_PROPOSAL_PREFIX})-)")
 AMENDMENT_RE = re.compile(
     r"^[ \t]*(?:(?:[-*+\u2022])[ \t]+)?(?:\*\*)?(?P<label>Amendment|Unresolved conflict)(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*(?P<rest>.*)$",
     re.IGNORECASE,
@@ -257,6 +282,7 @@ class _Parser:
         self.front_matter: dict = {}
         self.front_matter_error = ""
         self.body_start = 0
+        self.malformed: list[MalformedId] = []
 
     # ------------------------------------------------------------------
     def parse(self) -> ParsedReport:
@@ -299,6 +325,7 @@ class _Parser:
             quotations=tuple(quotations),
             references=tuple(references),
             ranges=tuple(ranges),
+            malformed_ids=tuple(sorted(self.malformed, key=lambda m: (m.line, not m.declared))),
         )
 
     # ------------------------------------------------------------------
@@ -332,7 +359,7 @@ class _Parser:
             m = FENCE_OPEN_RE.match(line)
             if m and not (m.group(2)[0] == "`" and "`" in m.group(3)):
                 marker = m.group(2)
-                close = re.compile(r"^ {0,3}" + re.escape(marker[0]) + "{" + str(len(marker)) + r",}[ \t]*$")
+                close = re.compile(r"^[ \t]*" + re.escape(marker[0]) + "{" + str(len(marker)) + r",}[ \t]*$")
                 j = i + 1
                 while j < self.n and not close.match(lines[j]):
                     j += 1
@@ -540,7 +567,7 @@ class _Parser:
         self.shared = shared
         heading_mode = any(
             self.kind[i] == "heading" and shared[i] and self.heading_level[i] >= 2
-            and ID_HEADING_RE.match(self.heading_title[i]) and _is_md_heading(self.lines[i])
+            and _lead_match(ID_HEADING_RE, self.heading_title[i]) and _is_md_heading(self.lines[i])
             for i in range(self.n)
         )
         self.heading_mode = heading_mode
@@ -556,7 +583,7 @@ class _Parser:
                 if m:
                     leads.append(_Lead(i, "annotation", m.group("id"), _clean_label(m.group("label")), "heading", self.heading_level[i]))
                     continue
-                m = ID_HEADING_RE.match(title)
+                m = _lead_match(ID_HEADING_RE, title)
                 if m and shared[i] and _is_md_heading(line):
                     leads.append(_Lead(i, "declaration", m.group("id"), _clean_label(m.group("label")), "heading", self.heading_level[i]))
                 continue
@@ -572,18 +599,23 @@ class _Parser:
                 if lead:
                     leads.append(lead)
                 continue
-            m = BOLD_DECL_RE.match(line)
+            m = _lead_match(BOLD_DECL_RE, line)
             if m:
                 label = _clean_label(m.group("label"))
                 leads.append(_Lead(i, "declaration", m.group("id"), label, "bold", 0, m.group("body")))
                 continue
-            m = BOLD_ID_RE.match(line)
+            m = _lead_match(DASH_BOLD_DECL_RE, line)
+            if m:
+                label = _clean_label(m.group("label"))
+                leads.append(_Lead(i, "declaration", m.group("id"), label, "bold", 0, m.group("body")))
+                continue
+            m = _lead_match(BOLD_ID_RE, line)
             if m:
                 body = m.group("body")
                 label = _first_sentence(body)
                 leads.append(_Lead(i, "declaration", m.group("id"), label, "bold", 0, body[len(label):]))
                 continue
-            m = ID_ONLY_RE.match(line)
+            m = _lead_match(ID_ONLY_RE, line)
             if m:
                 k = i + 1
                 while self._is_blank(k):
@@ -592,7 +624,7 @@ class _Parser:
                     label = LABEL_LINE_RE.match(self.lines[k]).group("value").strip()
                     leads.append(_Lead(i, "declaration", m.group("id"), label, "id-line", 0))
                 continue
-            m = LINE_DECL_RE.match(line)
+            m = _lead_match(LINE_DECL_RE, line)
             if m:
                 rest = m.group("rest")
                 label = _first_sentence(rest)
@@ -607,7 +639,9 @@ class _Parser:
         if not cells or _is_separator(cells):
             return None
         first = _strip_cell(cells[0])
-        if not ids.is_record_id(first):
+        if not ids.is_record_id(first) and not (
+            ids.TOKEN_RE.fullmatch(first) and ids.classify_token(first) == ids.MALFORMED
+        ):
             return None
         label = _strip_cell(cells[1]) if len(cells) > 1 else ""
         return _Lead(i, "declaration", first, label, "table", 0, " | ".join(c.strip() for c in cells[2:]))
@@ -652,6 +686,9 @@ class _Parser:
                     if f.label.lower() == "label":
                         label = f.value
                         break
+            if not ids.is_record_id(lead.record_id):
+                self.malformed.append(MalformedId(lead.record_id, s + 1, True))
+                continue
             parsed = ids.parse_id(lead.record_id) or ("", "", "")
             declarations.append(Declaration(
                 record_id=lead.record_id,
@@ -727,6 +764,7 @@ class _Parser:
 
     def _references(self, leads: list[_Lead]):
         decl_lines = {lead.line: lead.record_id for lead in leads if lead.kind == "declaration"}
+        own_bad = {k: record_id for k, record_id in decl_lines.items() if not ids.is_record_id(record_id)}
         references = []
         ranges = []
         for k in range(self.body_start, self.n):
@@ -741,6 +779,11 @@ class _Parser:
                 references.append(Reference(match.record_id, k + 1))
             for r in ids.find_ranges(line):
                 ranges.append(RangeReference(r.record_id, k + 1))
+            for bad in ids.find_malformed(line):
+                if own_bad.get(k) == bad.record_id:
+                    own_bad.pop(k)  # the malformed declaration itself, already kept
+                    continue
+                self.malformed.append(MalformedId(bad.record_id, k + 1, False))
         return references, ranges
 
     # ------------------------------------------------------------------
@@ -833,14 +876,20 @@ class _Parser:
             if not self._scannable(k) or self.kind[k] not in ("text", "heading"):
                 continue
             line = self.lines[k]
-            for label in MAPPINGS_LABEL_RE.finditer(line):
-                pos = label.end()
-                while True:
-                    m = MAPPING_PAIR_RE.match(line, pos)
-                    if not m:
-                        break
-                    result.append(MappingStatement(m.group("source"), m.group("target"), "mapped", k + 1, "list"))
+            read: set[int] = set()  # where each statement's left side starts, read once
+            starts = [label.end() for label in MAPPINGS_LABEL_RE.finditer(line)]
+            starts += [m.end() for m in STATEMENT_START_RE.finditer(line)]
+            for pos in starts:
+                while (m := MAPPING_PAIR_RE.match(line, pos)) is not None:
                     pos = m.end()
+                    if m.start("source") in read:
+                        continue
+                    read.add(m.start("source"))
+                    if m.group("target"):
+                        result.append(MappingStatement(m.group("source"), m.group("target"), "mapped", k + 1, "list"))
+                    else:
+                        other = m.group("other").strip()
+                        result.append(MappingStatement(m.group("source"), "", f"no record: {other}", k + 1, "list"))
         for rows in self._tables():
             columns = _mapping_columns([_strip_cell(c) for c in rows[0][1]])
             if columns is None:
@@ -973,6 +1022,16 @@ def _one_line(s: str) -> str:
 def _norm(title: str) -> str:
     title = title.strip().strip("*").strip()
     return " ".join(title.lower().split())
+
+
+def _lead_match(pattern: re.Pattern, text: str) -> re.Match | None:
+    """`pattern.match(text)` when its `id` group is a full ID or a malformed
+    token (a declaration to report whole); None for a numbered ID joined to a
+    word or a token that is no ID at all."""
+    m = pattern.match(text)
+    if m and ids.classify_token(m.group("id")) in (ids.VALID, ids.MALFORMED) and not ids.RANGE_RE.fullmatch(m.group("id")):
+        return m  # a range (`RTE-1-3: …`) declares nothing and is reported as a range
+    return None
 
 
 def _is_md_heading(line: str) -> bool:

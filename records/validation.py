@@ -14,6 +14,7 @@ takes the generation of the rest of its set.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import difflib
 import hashlib
@@ -24,9 +25,17 @@ from typing import Collection, Iterable, Mapping, Sequence
 
 import yaml
 
-from records import ids
+from records import generations, ids, profiles
 from records.parsing import ROUTE_FIELD_LABELS
 from records.document import Declaration, ParsedReport
+from records.profiles import (  # noqa: F401 - re-exported: callers read the vocabulary here
+    PROFILE_ASSESSMENTS,
+    PROFILE_AXES,
+    PROFILE_BASES,
+    PROFILE_FIRST_AXES,
+    PROFILE_LATER_AXES,
+    YES_NO_AXES,
+)
 
 ERROR = "error"
 WARNING = "warning"
@@ -139,37 +148,7 @@ ROLE_PREFIXES = {
     "epistemic": ("EPI",),
 }
 
-PROFILE_AXES = {
-    "storage_substrate": (
-        "files", "graph", "in-memory", "kv", "model-weights", "prompt-registry",
-        "rdbms", "repo", "service-object", "sqlite", "vector",
-    ),
-    "representational_form": ("natural-language", "parametric", "symbolic"),
-    "lineage": ("authored", "imported", "other-compiled", "trace-extracted"),
-    "behavioral_authority": (
-        "enforcement", "instruction", "knowledge", "learning", "ranking", "routing", "validation",
-    ),
-    "write_agency": ("automatic", "manual"),
-    "curation_operations": (
-        "consolidate", "decay", "dedup", "evolve", "invalidate", "promote", "synthesize",
-    ),
-    "read_back_direction": ("pull", "push"),
-    "read_back_signal": (
-        "coarse", "identifier", "inferred-embedding", "inferred-judgment", "inferred-lexical",
-    ),
-    "trace_learning": ("no", "yes"),
-    "trace_source": ("event-streams", "session-logs", "tool-traces", "trajectories"),
-    "learning_scope": ("cross-task", "per-project", "per-task"),
-    "learning_timing": ("offline", "online", "staged"),
-    "distilled_form": ("natural-language", "parametric", "symbolic"),
-    "faithfulness_tested": ("no", "yes"),
-}
-PROFILE_FIRST_AXES = tuple(PROFILE_AXES)[:10]
-PROFILE_LATER_AXES = tuple(PROFILE_AXES)[10:]
-PROFILE_ASSESSMENTS = ("known", "partial", "absent", "inapplicable", "uninspected", "not-determinable")
-PROFILE_BASES = ("claimed", "afforded", "wired", "observed", "causally supported")
-PROFILE_AXIS_FIELDS = ("assessment", "values", "evidence", "records", "note")
-YES_NO_AXES = ("trace_learning", "faithfulness_tested")
+# The memory-comparison profile's vocabulary and checks live in records.profiles.
 
 # --------------------------------------------------------------------------
 # ID grammar: records.ids is the one statement of it.
@@ -298,7 +277,8 @@ class _Collector:
 def validate_member(member: MemberInput, run: RunFacts) -> list[Finding]:
     """Findings about one member on its own (no references across the set)."""
     generation = _report_generation(member.report) or member.report.generation
-    return _sorted(_member_findings(member, run, current=generation == ids.GENERATION_SLUG))
+    current = generation == ids.GENERATION_SLUG
+    return _sorted(_held_to_generation(_member_findings(member, run, current=current), {member.name: current}))
 
 
 def validate_set(
@@ -321,7 +301,21 @@ def validate_set(
     for m in members:
         findings.extend(_member_findings(m, run, current=current_by_member[m.name]))
     findings.extend(_set_findings(members, run, current_by_member, canonical_ids, extra_mappings))
-    return _sorted(findings)
+    return _sorted(_held_to_generation(findings, current_by_member))
+
+
+def _held_to_generation(findings: Iterable[Finding], current_by_member: Mapping[str, bool]) -> list[Finding]:
+    """Each finding at the severity its member's generation holds it to (records.generations);
+    a rule the member's generation did not have is dropped. Findings about no member stay."""
+    kept = []
+    for finding in findings:
+        if finding.member not in current_by_member:
+            kept.append(finding)
+            continue
+        severity = generations.held_to(finding.code, current=current_by_member[finding.member], severity=finding.severity)
+        if severity is not None:
+            kept.append(finding if severity == finding.severity else dataclasses.replace(finding, severity=severity))
+    return kept
 
 
 def validate_manifest(artifact_yaml_text: str, files: Mapping[str, bytes]) -> list[Finding]:
@@ -400,6 +394,7 @@ def _member_findings(member: MemberInput, run: RunFacts, *, current: bool) -> li
     _check_shared_records(out, member, current)
     _check_validation_pending(out, member)
     _check_declared_ids(out, member, current)
+    _check_malformed_ids(out, report, current)
     _check_annotations(out, report)
     _check_part_of(out, report, current)
     _check_ranges(out, report, current)
@@ -538,6 +533,21 @@ def _check_validation_pending(out: _Collector, member: MemberInput) -> None:
                 "The memory report still says \"Validation: pending\"; run its validation and record the outcome before upload.",
                 line=number,
             )
+
+
+def _check_malformed_ids(out: _Collector, report: ParsedReport, current: bool) -> None:
+    """Tokens shaped like IDs that break the grammar, named whole: an error where they
+    declare, and in references of the current form; a warning in older references."""
+    for bad in report.malformed_ids:
+        where = "declares a record" if bad.declared else "is cited"
+        out.add(
+            "malformed-id",
+            ERROR if bad.declared or current else WARNING,
+            f"{bad.token} {where} but is not a record ID: it has {ids.malformed_reason(bad.token)}. "
+            "Write an optional RT-/MEM-/EPI- prefix, a kind (CMP, OBJ, RTE, CLM, ABS, BAP) and a number or one to three lower-case words.",
+            record_id=bad.token,
+            line=bad.line,
+        )
 
 
 def _check_declared_ids(out: _Collector, member: MemberInput, current: bool) -> None:
@@ -963,17 +973,24 @@ _SUPERSEDED_RE = re.compile(
 )
 
 
+def _supersession(text: str) -> re.Match | None:
+    """`X is superseded by Y[ and Z]`, read after collapsing whitespace: a paragraph may wrap anywhere."""
+    return _SUPERSEDED_RE.match(" ".join(text.split()))
+
+
 def _check_amendment_form(out: _Collector, member: MemberInput, current: bool) -> None:
     if not current:
         return  # older reconciliations may carry value amendments
     for amendment in member.report.amendments:
         if amendment.kind != "amendment":
             continue
-        if not _SUPERSEDED_RE.match(amendment.text):
+        if not _supersession(amendment.text):
+            amended = _ids_in(amendment.text)
             out.add(
                 "value-amendment",
                 ERROR,
-                "In the current form an amendment is only an identity judgment: \"Amendment: X is superseded by Y\" (or \"by Y and Z\"); state value corrections as integration issues.",
+                f"In the current form an amendment is only an identity judgment: \"Amendment: X is superseded by Y\" (or \"by Y and Z\"); state the value correction{' to ' + amended[0] if amended else ''} as an integration issue.",
+                record_id=amended[0] if amended else "",
                 line=amendment.line,
             )
 
@@ -1038,35 +1055,7 @@ def _check_reconciliation_section(out: _Collector, member: MemberInput) -> None:
 
 
 # --------------------------------------------------------------------------
-# The memory-comparison profile (Appendix A)
-
-
-def _profile_value(value) -> str:
-    if value is True:
-        return "yes"
-    if value is False:
-        return "no"
-    return str(value).strip()
-
-
-def _profile_records(profile) -> list[tuple[str, str]]:
-    """(axis, record ID) for every record the profile cites."""
-    cited: list[tuple[str, str]] = []
-    axes = profile.get("axes") if isinstance(profile, dict) else None
-    if not isinstance(axes, dict):
-        return cited
-    for axis, body in axes.items():
-        if not isinstance(body, dict):
-            continue
-        for record in body.get("records") or []:
-            cited.append((str(axis), str(record)))
-        evidence = body.get("evidence")
-        if isinstance(evidence, dict):
-            for entry in evidence.values():
-                if isinstance(entry, dict):
-                    for record in entry.get("records") or []:
-                        cited.append((str(axis), str(record)))
-    return cited
+# The memory-comparison profile (Appendix A): records.profiles
 
 
 def _check_profile_shape(out: _Collector, member: MemberInput, current: bool) -> None:
@@ -1080,93 +1069,8 @@ def _check_profile_shape(out: _Collector, member: MemberInput, current: bool) ->
                 line=1,
             )
         return
-    profile = front["memory-comparison"]
-    where = "memory-comparison"
-    if not isinstance(profile, dict):
-        out.add("profile-malformed", ERROR, f"{where} must be a mapping with `scope` and `axes`.", line=1)
-        return
-    if not str(profile.get("scope") or "").strip():
-        out.add("profile-malformed", ERROR, f"{where} has no `scope`; state what the profile covers.", line=1)
-    axes = profile.get("axes")
-    if not isinstance(axes, dict):
-        out.add("profile-malformed", ERROR, f"{where} has no `axes` mapping; add the axes of Appendix A.", line=1)
-        return
-    present = {str(k) for k in axes}
-    required = list(PROFILE_FIRST_AXES)
-    if member.role == "result" or current or present & set(PROFILE_LATER_AXES):
-        required += PROFILE_LATER_AXES
-    for axis in required:
-        if axis not in present:
-            out.add("profile-axis-missing", ERROR, f"{where} has no `{axis}` axis; add it with its assessment.", record_id=axis, line=1)
-    for axis in sorted(present - set(PROFILE_AXES)):
-        out.add("profile-axis-unknown", ERROR, f"{where} has an unknown axis `{axis}`; use the axes of Appendix A.", record_id=axis, line=1)
-    for axis in [a for a in PROFILE_AXES if a in present]:
-        _check_profile_axis(out, axis, axes[axis])
-
-
-def _check_profile_axis(out: _Collector, axis: str, body) -> None:
-    def add(code: str, message: str) -> None:
-        out.add(code, ERROR, f"memory-comparison `{axis}`: {message}", record_id=axis, line=1)
-
-    if not isinstance(body, dict):
-        add("profile-axis-malformed", "write assessment, values, evidence, records and note.")
-        return
-    for key in PROFILE_AXIS_FIELDS:
-        if key not in body:
-            add("profile-axis-malformed", f"`{key}` is missing; every axis has assessment, values, evidence, records and note.")
-    for key in sorted(set(map(str, body)) - set(PROFILE_AXIS_FIELDS)):
-        add("profile-axis-malformed", f"`{key}` is not an axis field.")
-    assessment = str(body.get("assessment", "")).strip()
-    if assessment not in PROFILE_ASSESSMENTS:
-        add("profile-invalid-assessment", f"assessment \"{assessment}\" must be one of {', '.join(PROFILE_ASSESSMENTS)}.")
-    raw_values = body.get("values")
-    values = [_profile_value(v) for v in raw_values] if isinstance(raw_values, list) else []
-    if raw_values is not None and not isinstance(raw_values, list):
-        add("profile-axis-malformed", "`values` must be a list.")
-    for value in values:
-        if value not in PROFILE_AXES[axis]:
-            add("profile-invalid-value", f"\"{value}\" is not a value of this axis ({', '.join(PROFILE_AXES[axis])}).")
-    for value, count in Counter(values).items():
-        if count > 1:
-            add("profile-invalid-value", f"\"{value}\" is listed {count} times.")
-    if assessment in ("known", "partial") and not values:
-        add("profile-values-mismatch", f"a {assessment} assessment lists its values; add them.")
-    if assessment in PROFILE_ASSESSMENTS and assessment not in ("known", "partial") and values:
-        add("profile-values-mismatch", f"a {assessment} assessment takes `values: []`.")
-    evidence = body.get("evidence")
-    if evidence is not None and not isinstance(evidence, dict):
-        add("profile-axis-malformed", "`evidence` must map each value to its basis, records and note.")
-        evidence = {}
-    evidence = evidence or {}
-    evidence_keys = {_profile_value(k) for k in evidence}
-    if assessment in ("known", "partial"):
-        for value in values:
-            if value not in evidence_keys:
-                add("profile-evidence-mismatch", f"value \"{value}\" has no evidence entry; give its basis, records and note.")
-    for key in sorted(evidence_keys - set(values)):
-        add("profile-evidence-mismatch", f"evidence for \"{key}\", which is not among the axis values.")
-    for key, entry in evidence.items():
-        key = _profile_value(key)
-        if not isinstance(entry, dict):
-            add("profile-axis-malformed", f"evidence for \"{key}\" must hold basis, records and note.")
-            continue
-        basis = str(entry.get("basis", "")).strip()
-        if basis not in PROFILE_BASES:
-            add("profile-invalid-basis", f"evidence basis \"{basis}\" for \"{key}\" must be one of {', '.join(PROFILE_BASES)}.")
-    if assessment == "absent":
-        records = [str(r) for r in body.get("records") or []]
-        if not any(_split_id(r)[1] == "ABS" for r in records):
-            add("profile-absent-needs-abs", "an absent assessment cites an evidenced-absence (ABS-) record.")
-    if axis in YES_NO_AXES:
-        if len(values) > 1:
-            add("profile-invalid-value", "this yes/no axis takes one value.")
-        if assessment == "partial" and "no" in values:
-            add("profile-invalid-value", "a partial assessment cannot assert \"no\".")
-        if axis == "faithfulness_tested" and "yes" in values:
-            entry = evidence.get("yes", evidence.get(True))
-            basis = str(entry.get("basis", "")) if isinstance(entry, dict) else ""
-            if basis not in ("observed", "causally supported"):
-                add("profile-faithfulness-basis", "\"yes\" needs an observed or causally supported basis.")
+    for problem in profiles.check_profile(front["memory-comparison"], role=member.role, current=current):
+        out.add(problem.code, ERROR, problem.message, record_id=problem.axis, line=1)
 
 
 # --------------------------------------------------------------------------
@@ -1358,7 +1262,7 @@ def _profile_resolution(members: Sequence[MemberInput], resolvable: set[str]) ->
     for m in members:
         front = _front(m.report)
         excused = {s.source for s in m.report.mappings} if _is_result(m) else set()
-        for axis, record_id in sorted(set(_profile_records(front.get("memory-comparison")))):
+        for axis, record_id in sorted(set(profiles.profile_records(front.get("memory-comparison")))):
             if record_id in resolvable or record_id in excused:
                 continue
             findings.append(
@@ -1445,7 +1349,7 @@ def _amendment_findings(
         if not current_by_member[m.name]:
             continue
         for amendment in m.report.amendments:
-            match = _SUPERSEDED_RE.match(amendment.text) if amendment.kind == "amendment" else None
+            match = _supersession(amendment.text) if amendment.kind == "amendment" else None
             if not match:
                 continue
             for record_id in filter(None, (match.group("old"), match.group("new"), match.group("also"))):

@@ -13,13 +13,13 @@ from reviews.audit import Actor
 from reviews.models import Run
 
 from . import services
+from .finding_groups import group_findings
 from .ids import KINDS
-from .models import Finding, MemberReport, MemberVersion, Record, Role
+from .models import MemberReport, MemberVersion, Record, Role
 from .serializers import full_counts
 from .validation import KIND_HEADINGS
 
 PIPELINE_STEPS = ("received", "parsing", "parsed", "validated")
-SEVERITIES = tuple(Finding.Severity.values)  # errors first
 
 
 def _readable_run(request, run_id: str) -> Run:
@@ -51,17 +51,6 @@ def pipeline_context(run: Run) -> dict:
     return {"run": run, "rows": rows, "polling": busy}
 
 
-def _findings_by_member(report) -> list[dict]:
-    if report is None:
-        return []
-    grouped: dict[str, dict[str, list]] = defaultdict(lambda: {s: [] for s in SEVERITIES})
-    for finding in report.findings.order_by("member", "line", "code"):
-        grouped[finding.member or "run"][finding.severity].append(finding)
-    return [{"member": member, "severities": [(s, found[s]) for s in SEVERITIES if found[s]],
-             "linkable": member in Role.values}
-            for member, found in sorted(grouped.items())]
-
-
 @login_required
 @require_GET
 def run_detail(request, run_id: str):
@@ -70,7 +59,8 @@ def run_detail(request, run_id: str):
     if request.htmx:
         return render(request, "records/run_detail.html#pipeline", context)
     report = services.latest_validation(run)
-    context |= {"report": report, "findings": _findings_by_member(report)}
+    findings = report.findings.only("code", "severity", "member", "record_id", "line", "message") if report else []
+    context |= {"report": report, "finding_groups": group_findings(findings), "member_roles": Role.values}
     return render(request, "records/run_detail.html", context)
 
 

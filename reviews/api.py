@@ -41,7 +41,7 @@ class RunListCreateView(generics.ListCreateAPIView):
                                code="invalid_filter")
             runs = runs.filter(status=params["status"])
         if params.get("system"):
-            runs = runs.filter(system__iexact=params["system"])
+            runs = runs.filter(system__icontains=params["system"])  # part of the name, any case
         return runs
 
     @extend_schema(summary="Create a run", responses={201: RunSerializer})

@@ -79,8 +79,61 @@ def test_it_reports_where_each_id_sits():
 
 def test_it_takes_the_longest_slug_of_up_to_three_words():
     assert _found("RT-OBJ-store-backed cache") == ["RT-OBJ-store-backed"]
-    assert _found("MEM-RTE-a-b-c-d") == ["MEM-RTE-a-b-c"]
     assert _found("MEM-RTE-engine-dreaming.") == ["MEM-RTE-engine-dreaming"]
+
+
+# Malformed IDs are refused whole (DESIGN §6): never read as the valid ID they start with.
+
+
+def _malformed(text):
+    return [m.record_id for m in ids.find_malformed(text)]
+
+
+@pytest.mark.parametrize(
+    "token, reason",
+    [
+        ("MEM-OBJ-tag-to-note-map", "four or more words"),
+        ("MEM-RTE-a-b-c-d", "four or more words"),
+        ("MEM-OBJ-Draft", "upper-case"),
+        ("RT-OBJ-storeX", "upper-case"),
+        ("MEM-REC-store", "unknown kind"),
+        ("RT-OBJS-2", "unknown kind"),
+        ("MEM-OBJ-tag--map", "empty slug word"),
+        ("MEM-OBJ-tag-", "empty slug word"),
+        ("WF-OBJ-1", "unknown analyst prefix"),
+        ("OBJ-1a", "neither a number nor"),
+        ("MEM-OBJ-2nd", "neither a number nor"),
+    ],
+)
+def test_it_refuses_a_malformed_token_whole_and_says_why(token, reason):
+    text = f"See {token}, then RT-OBJ-store."
+    assert _malformed(text) == [token]
+    assert _found(text) == ["RT-OBJ-store"]
+    assert reason in ids.malformed_reason(token)
+
+
+def test_it_does_not_read_a_four_word_slug_as_the_three_word_id_it_starts_with():
+    assert _found("MEM-OBJ-tag-to-note-map") == []
+    assert _found("`MEM-OBJ-tag-to-note-map`.") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SHA-256 and UTF-8 and GPT-4o-mini",  # not a record kind, no analyst prefix
+        "the `MEM-OBJ-…` records and `RT-*` records",  # a pattern, no ID written
+        "MEM-OBJ records and RT-RTE items",
+        "RTE-1-3",  # a range: reported as such, not as a malformed ID
+        "OBJ-1–OBJ-3 and RT-RTE-1-RT-RTE-4",  # punctuation between two full IDs
+        "optional CMP-1-configured model",  # a numbered ID joined to a word is the ID and a word
+    ],
+)
+def test_it_finds_no_malformed_id_in_ordinary_prose(text):
+    assert _malformed(text) == []
+
+
+def test_it_reads_a_numbered_id_joined_to_a_word_as_that_id():
+    assert _found("optional CMP-1-configured model") == ["CMP-1"]
 
 
 def test_it_reads_a_dash_between_two_full_ids_as_punctuation():

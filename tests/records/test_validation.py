@@ -630,12 +630,12 @@ def test_it_does_not_scan_quotations_for_line_anchors():
     assert "prose-line-anchor" not in codes(validate_member(member(quoted), RUN))
 
 
-def test_it_only_warns_about_prose_line_anchors_in_older_results():
+def test_it_does_not_report_prose_line_anchors_against_older_results():
+    # prose anchors with line ranges were the accepted form there (issue 12 item 4)
     text = "OBJ-4 — prompt. SRC-1 packages/tools/src/vercel/memory-prompt.ts:65-101.\n"
     older = report(text, declarations=(decl("OBJ-4", 1, text=text),))
     findings = validate_member(member(older, "result", "result.md"), RUN)
-    assert "prose-line-anchor" in codes(findings, "warning")
-    assert "prose-line-anchor" not in codes(findings, "error")
+    assert "prose-line-anchor" not in codes(findings)
 
 
 # --------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 """Demo data for `make run`: a reviewer and an agent, the seeds and the corpus runs as runs.
 
 Idempotent: a run that exists is left as it is, so `make run` can be repeated.
+Each time it ends by saying which demo runs cannot be approved and why (their
+validation errors, grouped), since the single-member seed runs cite runtime
+records that are not in their run.
 """
 import io
 import os
@@ -12,8 +15,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 from records.archives import MANIFEST_NAME, role_for_filename
+from records.finding_groups import blocking_reasons
 from records.parsing import parse_report
-from records.services import import_bundle, ingest_member_report
+from records.services import current_versions, import_bundle, ingest_member_report
+from records.validation import MemberInput, RunFacts, validate_set
 from reviews.access import AGENT, REVIEWER
 from reviews.audit import Actor
 from reviews.models import Run
@@ -45,9 +50,28 @@ class Command(BaseCommand):
                 self.load_seed_run(seeds, run_id, system, title, commit, members)
         else:
             self.stdout.write(f"no seeds at {seeds}: skipping the seed runs")
+        demo_runs = [run_id for run_id, *_ in SEED_RUNS] if seeds.is_dir() else []
         if corpus.is_dir():
             for folder in sorted(p for p in corpus.iterdir() if p.is_dir()):
                 self.load_corpus_run(folder)
+                demo_runs.append(folder.name)
+        for run in Run.objects.filter(run_id__in=demo_runs).order_by("run_id"):
+            self.say_whether_approvable(run)
+
+    def say_whether_approvable(self, run: Run) -> None:
+        """Validate the run's current members here (the worker may not have run yet) and say what blocks it."""
+        versions = sorted(current_versions(run), key=lambda v: v.member.role)
+        members = [MemberInput(v.member.role, v.member.role, parse_report(bytes(v.content).decode("utf-8", "replace")))
+                   for v in versions]
+        findings = validate_set(members, RunFacts(run_id=run.run_id, reviewed_boundary=run.reviewed_boundary))
+        errors = sum(1 for f in findings if f.severity == "error")
+        warnings = len(findings) - errors
+        if not errors:
+            self.stdout.write(f"{run.run_id}: no validation errors ({warnings} warning{'s' if warnings != 1 else ''}); "
+                              "approvable once its mappings and issues are decided")
+            return
+        reasons = "; ".join(blocking_reasons(findings, roles=[v.member.role for v in versions]))
+        self.stdout.write(f"{run.run_id}: cannot be approved, {errors} validation error{'s' if errors != 1 else ''}: {reasons}")
 
     def ensure_people(self):
         User = get_user_model()

@@ -1,0 +1,113 @@
+"""Findings grouped the way a reviewer acts on them (issue 12 item 5).
+
+Pure: any objects with `code`, `severity`, `member`, `record_id`, `line` and
+`message` (the validator's `Finding` values or the stored rows). One group per
+(code, severity) with its count and first locations, root causes first: a
+broken identity, manifest or declaration comes before the references it
+breaks (a missing register row before the thirty references to it), then
+errors before warnings, then the larger group.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+FIRST_LOCATIONS = 3
+
+# Each tier's findings are causes of the later tiers' findings, never the other way round.
+TIERS = (
+    # 0: which run and which bytes
+    {"front-matter-unreadable", "run-id-mismatch", "reviewed-boundary-mismatch", "manifest-unreadable",
+     "malformed-pin", "pin-mismatch", "pinned-file-missing", "member-not-pinned"},
+    # 1: what is declared and registered: everything else points at these
+    {"malformed-id", "duplicate-declaration", "duplicate-declaration-across-members", "slug-extends-declared-id",
+     "foreign-prefix", "annotation-on-own-record", "no-source-register", "no-source-at-boundary",
+     "source-row-columns", "duplicate-source", "missing-section", "section-out-of-order",
+     "reconciliation-section-count", "missing-kind-heading", "empty-kind-heading", "validation-pending",
+     "profile-malformed", "profile-axis-missing", "profile-axis-unknown", "canonical-id-allocated-twice"},
+    # 2: the content of one record or paragraph (default for codes not named here)
+    set(),
+    # 3: references that follow from tiers 0-1
+    {"unresolved-reference", "unknown-source", "ambiguous-reference", "part-of-unresolved",
+     "profile-record-unresolved", "amendment-id-undeclared", "amended-records-mismatch",
+     "quotation-path-not-registered"},
+)
+_DEFAULT_TIER = 2
+
+
+class FindingLike(Protocol):
+    code: str
+    severity: str
+    member: str
+    record_id: str
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Location:
+    member: str
+    line: int
+    record_id: str
+
+
+@dataclass(frozen=True)
+class FindingGroup:
+    code: str
+    severity: str
+    count: int
+    members: tuple[str, ...]
+    first: tuple[Location, ...]  # the first FIRST_LOCATIONS, in member and line order
+    rest: tuple[Location, ...]
+    message: str  # the first finding's message, what to do
+    root_cause: bool  # tier 0 or 1: fixing it may clear later groups
+    record_ids: tuple[tuple[str, int], ...] = ()  # (ID, how often) most named first: thirty findings may be one missing record
+
+
+def tier_of(code: str) -> int:
+    return next((i for i, codes in enumerate(TIERS) if code in codes), _DEFAULT_TIER)
+
+
+def group_findings(findings: Iterable[FindingLike]) -> list[FindingGroup]:
+    grouped: dict[tuple[str, str], list[FindingLike]] = {}
+    for finding in findings:
+        grouped.setdefault((finding.code, finding.severity), []).append(finding)
+    groups = []
+    for (code, severity), items in grouped.items():
+        items.sort(key=lambda f: (f.member, f.line, f.record_id))
+        locations = tuple(Location(f.member, f.line, f.record_id) for f in items)
+        named = Counter(f.record_id for f in items if f.record_id)
+        groups.append(FindingGroup(
+            code=code, severity=severity, count=len(items),
+            members=tuple(dict.fromkeys(f.member for f in items)),
+            first=locations[:FIRST_LOCATIONS], rest=locations[FIRST_LOCATIONS:],
+            message=items[0].message, root_cause=tier_of(code) < _DEFAULT_TIER,
+            record_ids=tuple(sorted(named.items(), key=lambda item: (-item[1], item[0]))),
+        ))
+    groups.sort(key=lambda g: (tier_of(g.code), g.severity != "error", -g.count, g.code))
+    return groups
+
+
+def blocking_reasons(findings: Iterable[FindingLike], *, roles: Iterable[str], limit: int = 3) -> list[str]:
+    """Why a run cannot be approved, in plain words: its largest error groups, root causes first,
+    each with what it means for the run's set of members ([] when nothing blocks)."""
+    findings = list(findings)
+    roles = set(roles)
+    errors = [f for f in findings if f.severity == "error"]
+    reasons = []
+    for group in group_findings(errors)[:limit]:
+        named = [f.record_id for f in errors if f.code == group.code and f.record_id]
+        distinct = list(dict.fromkeys(named))
+        sample = ", ".join(distinct[:3]) + (", …" if len(distinct) > 3 else "")
+        reason = f"{group.count} {group.code}" + (f" ({sample})" if sample else "")
+        if group.code == "unresolved-reference" and distinct and "runtime" not in roles \
+                and all(record_id.startswith("RT-") for record_id in distinct):
+            reason += ": it cites runtime records (RT-…) that are not in the run, which has no runtime member"
+        elif group.code == "unknown-source" and any(f.code == "no-source-register" for f in findings):
+            reason += ": it cites sources, but no member of the run carries a Source register (overview or boundary)"
+        elif group.code == "unresolved-reference":
+            reason += ": records no member of the run declares"
+        reasons.append(reason)
+    return reasons

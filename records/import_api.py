@@ -1,0 +1,59 @@
+"""`POST /api/runs/import/`: a run created from its own run directory (DESIGN §4)."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from reviews.access import UPLOAD, check_role
+from reviews.api import RunSerializer
+from reviews.api_errors import ApiError, Conflict
+from reviews.audit import Actor
+from reviews.services import RunExists
+
+from . import services
+from .api import refusal
+from .run_import import import_run
+from .serializers import MemberVersionSerializer
+
+
+class RunImportView(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        summary="Create a run from a run directory (zip or tar.gz): identity from ARTIFACT.yaml and the "
+                "members' front matter, every pin checked; 409 when the run exists",
+        request={"multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}},
+                                         "required": ["file"]}},
+        responses={201: OpenApiTypes.OBJECT})
+    def post(self, request):
+        actor = Actor.for_request(request)
+        check_role(request.user, UPLOAD, action="import run", actor=actor)
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ApiError("file: required, a zip or tar.gz of the run directory", code="invalid",
+                           details={"field": "file"})
+        if upload.size > settings.MAX_BUNDLE_BYTES:
+            raise refusal(services.BundleTooLarge(
+                f"{upload.name}: {upload.size} bytes; the limit is {settings.MAX_BUNDLE_BYTES} bytes",
+                details={"size": upload.size, "limit": settings.MAX_BUNDLE_BYTES}))
+        try:
+            run, results = import_run(archive=b"".join(upload.chunks()), actor=actor, user=request.user)
+        except services.UploadRefused as error:
+            raise refusal(error) from None
+        except RunExists as exists:
+            raise Conflict(str(exists), code="run_exists") from None
+        except ValidationError as error:
+            raise ApiError(f"The run directory's identity is not a valid run: {'; '.join(error.messages)}",
+                           code="invalid_identity", details=error.message_dict if hasattr(error, "error_dict") else None) from None
+        members = []
+        for version, was_created in results:
+            version.refresh_from_db(fields=["status", "status_reason", "counts"])
+            members.append(MemberVersionSerializer(version).data | {"created": was_created})
+        run.refresh_from_db()
+        return Response({"run": RunSerializer(run).data, "members": members}, status=status.HTTP_201_CREATED)
