@@ -61,3 +61,29 @@ class AppNotFoundPageMiddleware:
             body = loader.render_to_string("404.html", {"request_path": request.path}, request=request)
             return HttpResponseNotFound(body)
         return response
+
+
+class RefuseNulBytesMiddleware:
+    """A URL whose path or query holds a NUL character is refused with 400 before any view runs.
+
+    No ID, filter or page number contains one, and PostgreSQL text cannot hold one: left
+    to the views, such a lookup would fail inside the database driver as a 500.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if "\x00" in request.path or "\x00" in request.META.get("QUERY_STRING", "") or any(
+            "\x00" in key or any("\x00" in value for value in values) for key, values in request.GET.lists()
+        ):
+            return _bad_request(request, "The URL contains a NUL character (%00); no path or parameter may.")
+        return self.get_response(request)
+
+
+def _bad_request(request, message: str):
+    from django.http import HttpResponseBadRequest, JsonResponse
+
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": {"code": "invalid_url", "message": message, "details": None}}, status=400)
+    return HttpResponseBadRequest(loader.render_to_string("400.html", {"message": message}))

@@ -9,7 +9,7 @@ from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,6 +17,7 @@ from reviews.access import READ_RUNS, UPLOAD
 from reviews.api import RunSerializer, get_run_for
 from reviews.api_errors import ApiError
 from reviews.audit import Actor
+from reviews.parsers import JSONParser  # refuses JSON nested too deep with a 400
 
 from . import services
 from .ids import KINDS, PREFIXES
