@@ -38,13 +38,25 @@ class ContentSecurityPolicyMiddleware:
         return response
 
 
+def not_found(request, exception=None):
+    """handler404: the error shape under /api/ (a client never parses an HTML page), the app's page elsewhere."""
+    from django.http import JsonResponse
+
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": {"code": "not_found", "message": f"No API endpoint or object at {request.path}.",
+                                       "details": None}}, status=404)
+    body = loader.render_to_string("404.html", {"request_path": request.path}, request=request)
+    return HttpResponseNotFound(body)
+
+
 class AppNotFoundPageMiddleware:
-    """Under DEBUG, Django answers a page 404 with its technical page (URL patterns, settings).
+    """Under DEBUG, Django answers an unmatched URL or Http404 with its technical page (URL patterns, settings).
 
     `make run` runs with DEBUG=1 for a newcomer's first look; reviewers who mistype a run ID
-    should still see the app's own 404 page. Only a superuser (the developer) keeps Django's
-    debug page; API 404s are JSON already and pass through untouched. Without DEBUG Django
-    renders templates/404.html itself (handler404), and this middleware does nothing.
+    should still see the app's own 404 page, and API clients the JSON error shape. Only a
+    superuser (the developer) keeps Django's debug page for pages. DRF views answer their own
+    404s as JSON already and pass through untouched. Without DEBUG Django calls handler404
+    (`not_found`) itself, and this middleware does nothing.
     """
 
     def __init__(self, get_response):
@@ -56,10 +68,10 @@ class AppNotFoundPageMiddleware:
             settings.DEBUG
             and type(response) is HttpResponseNotFound
             and response.get("Content-Type", "").startswith("text/html")
-            and not getattr(getattr(request, "user", None), "is_superuser", False)
+            and (request.path.startswith("/api/")
+                 or not getattr(getattr(request, "user", None), "is_superuser", False))
         ):
-            body = loader.render_to_string("404.html", {"request_path": request.path}, request=request)
-            return HttpResponseNotFound(body)
+            return not_found(request)
         return response
 
 

@@ -176,6 +176,13 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Runs, member reports, records, mappings, decisions, results and the audit trail.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Multipart and JSON request bodies as separate components (a client needs both shapes).
+    "COMPONENT_SPLIT_REQUEST": True,
+    # The error shape on every operation; integer ranges of PostgreSQL (reviews/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "reviews.schema.postprocess",
+    ],
     # Swagger UI's files come from our own static files, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -183,6 +190,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "CanonicalRecordStateEnum": "reconcile.models.CanonicalRecord.State",
         "DecisionStateEnum": "reconcile.models.Decidable.State",
+        "RoleEnum": "records.models.Role",
+        "RunStatusEnum": "reviews.models.Run.Status",
+        "MemberVersionStatusEnum": "records.models.MemberVersion.Status",
     },
 }
 

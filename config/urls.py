@@ -5,6 +5,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from reviews import views as review_views
 
+# An unmatched URL: JSON under /api/, the app's page elsewhere (also under DEBUG: config/security.py).
+handler404 = "config.security.not_found"
+
 urlpatterns = [
     path("login/", review_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
