@@ -111,9 +111,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
         conn_max_age=env_int("CONN_MAX_AGE", 0),
-        # A connection the server dropped (restart, failover, idle kill) is replaced at the next
-        # request instead of failing it.
-        conn_health_checks=True,
+        # A persistent connection the server dropped (restart, failover, idle kill) is replaced at
+        # the next request instead of failing it (tests/reliability/test_database_connection.py).
+        conn_health_checks=env_bool("CONN_HEALTH_CHECKS", True),
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
