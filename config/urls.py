@@ -14,9 +14,11 @@ urlpatterns = [
     path("healthz", review_views.healthz, name="healthz"),
     path("favicon.ico", review_views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
-    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[]), name="schema"),
+    # The API's contract is public and ignores credentials (a stale token must not hide it).
+    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]), name="schema"),
     # The split view serves Swagger UI's initialiser as a script URL: no inline script (CSP).
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema", permission_classes=[]), name="api-docs"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema", permission_classes=[],
+                                                          authentication_classes=[]), name="api-docs"),
     path("api/", include("reviews.api_urls")),
     # reconcile first: where it serves a path records also serves (integration issues with
     # their decisions), the richer view wins.
