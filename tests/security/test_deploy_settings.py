@@ -25,6 +25,7 @@ from django.conf import settings
 client = Client(HTTP_HOST="review.example.org")
 page = client.get("/login/", secure=True)
 missing = client.get("/no/such/page/", secure=True)
+api_missing = client.get("/api/no/such/endpoint/", secure=True)
 plain = client.get("/login/", secure=False)
 print(json.dumps({
     "status": page.status_code,
@@ -33,6 +34,7 @@ print(json.dumps({
                 for name, c in page.cookies.items()},
     "missing_status": missing.status_code,
     "missing_body": missing.content.decode(),
+    "api_missing": [api_missing.status_code, api_missing.headers["Content-Type"], api_missing.content.decode()],
     "plain_status": plain.status_code,
     "plain_location": plain.headers.get("Location", ""),
     "debug": settings.DEBUG,
@@ -88,6 +90,12 @@ def test_production_404_is_the_app_page(production):
     assert production["missing_status"] == 404
     assert "<h1>Not found</h1>" in production["missing_body"]
     assert "AAS review" in production["missing_body"]
+
+
+def test_production_answers_an_unknown_api_path_with_the_json_error(production):
+    status, content_type, body = production["api_missing"]
+    assert (status, content_type) == (404, "application/json")
+    assert json.loads(body)["error"]["code"] == "not_found"
 
 
 def csp_directives(header: str) -> dict[str, list[str]]:
