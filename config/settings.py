@@ -124,6 +124,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
 ]
+# Django's backend behind the failed-login limits, for every login path (admin's too).
+AUTHENTICATION_BACKENDS = ["reviews.login_throttle.ThrottledModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "runs"
 LOGOUT_REDIRECT_URL = "login"
@@ -167,8 +169,8 @@ REST_FRAMEWORK = {
 # Request rates ("N/second|minute|hour|day"), counted in the default (per-process) cache.
 API_THROTTLE_RATE = env_str("API_THROTTLE_RATE", "6000/minute")
 API_ANON_THROTTLE_RATE = env_str("API_ANON_THROTTLE_RATE", "600/minute")
-# Failed logins: after this many for one user name or one address within the window, the login
-# form answers 429 until the window has passed (reviews/views.py LoginView).
+# Failed logins: after this many for one user name (five times as many for one address) within the
+# window, every login path refuses and the login form answers 429 (reviews/login_throttle.py).
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900)
 SPECTACULAR_SETTINGS = {

@@ -5,14 +5,13 @@ from urllib.parse import urlencode
 from django.conf import settings as django_settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
-from django.http import FileResponse
 from django.core.paginator import Paginator
 from django.db import connection
-from django.http import JsonResponse
+from django.http import FileResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from . import login_throttle
 from .audit import Actor, check_audit_access, verify_chain
 from .models import AuditEvent, Run
 
@@ -29,58 +28,18 @@ def favicon(request):
 
 
 class LoginView(auth_views.LoginView):
-    """Django's login form, refusing further tries (429) after too many failures.
-
-    Failures are counted per user name and per client address for
-    LOGIN_FAILURE_WINDOW_SECONDS; an address may fail five times as often as one user
-    name (several reviewers can share one address). A lockout is audited once, when it begins.
-    """
+    """Django's login form, answering 429 while the user name or address is locked out
+    after too many failed logins (reviews/login_throttle.py counts them)."""
 
     template_name = "reviews/login.html"
 
-    @staticmethod
-    def _keys(request) -> tuple[str, str]:
-        username = request.POST.get("username", "")[:150].strip().lower()
-        address = request.META.get("REMOTE_ADDR", "")
-        return f"login-failures:user:{username}", f"login-failures:addr:{address}"
-
-    @staticmethod
-    def _limits() -> tuple[int, int]:
-        limit = django_settings.LOGIN_FAILURE_LIMIT
-        return limit, limit * 5
-
     def post(self, request, *args, **kwargs):
-        user_key, addr_key = self._keys(request)
-        user_limit, addr_limit = self._limits()
-        if cache.get(user_key, 0) >= user_limit or cache.get(addr_key, 0) >= addr_limit:
+        if login_throttle.is_locked(request, request.POST.get("username", "")):
             minutes = max(1, django_settings.LOGIN_FAILURE_WINDOW_SECONDS // 60)
-            form = self.get_form_class()(request)
-            context = self.get_context_data(form=form) | {
+            context = self.get_context_data(form=self.get_form_class()(request)) | {
                 "locked": f"Too many failed logins. Try again in {minutes} minutes."}
             return render(request, self.template_name, context, status=429)
         return super().post(request, *args, **kwargs)
-
-    def form_invalid(self, form):
-        from .services import record_login_lockout
-
-        window = django_settings.LOGIN_FAILURE_WINDOW_SECONDS
-        user_limit, addr_limit = self._limits()
-        counts = []
-        for key in self._keys(self.request):
-            cache.add(key, 0, timeout=window)
-            try:
-                counts.append(cache.incr(key))
-            except ValueError:  # expired between add and incr
-                cache.set(key, 1, timeout=window)
-                counts.append(1)
-        if counts[0] == user_limit or counts[1] == addr_limit:
-            record_login_lockout(username=self.request.POST.get("username", "")[:150],
-                                 address=self.request.META.get("REMOTE_ADDR", ""), failures=max(counts))
-        return super().form_invalid(form)
-
-    def form_valid(self, form):
-        cache.delete(self._keys(self.request)[0])
-        return super().form_valid(form)
 
 
 @require_GET

@@ -247,3 +247,34 @@ def test_a_successful_login_clears_the_user_names_failures(settings, reviewer):
     for _ in range(2):
         assert client.post("/login/", {"username": "reviewer-1", "password": "wrong"}).status_code == 200
     assert not AuditEvent.objects.filter(action="login.locked").exists()
+
+
+@pytest.mark.django_db
+def test_the_admin_login_shares_the_failed_login_limit(settings, reviewer):
+    from django.contrib.auth import get_user_model
+
+    settings.LOGIN_FAILURE_LIMIT = 3
+    get_user_model().objects.create_superuser("boss", password="pw-boss-123456")
+    admin_login = Client()
+    for _ in range(3):
+        admin_login.post("/admin/login/", {"username": "boss", "password": "wrong"})
+    # Locked now: even the right password does not get in through the admin's own form...
+    admin_login.post("/admin/login/", {"username": "boss", "password": "pw-boss-123456"})
+    assert "_auth_user_id" not in admin_login.session
+    # ...nor through the app's, which says why.
+    assert Client().post("/login/", {"username": "boss", "password": "pw-boss-123456"}).status_code == 429
+    assert AuditEvent.objects.filter(run=None, action="login.locked", object_id="boss").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_locked_out_login_never_reaches_the_password_check(settings, reviewer, monkeypatch):
+    from django.contrib.auth.hashers import MD5PasswordHasher
+
+    settings.LOGIN_FAILURE_LIMIT = 2
+    client = Client()
+    for _ in range(2):
+        client.post("/login/", {"username": "reviewer-1", "password": "wrong"})
+    checked = []
+    monkeypatch.setattr(MD5PasswordHasher, "verify", lambda self, password, encoded: checked.append(1) or True)
+    assert client.post("/login/", {"username": "reviewer-1", "password": "anything"}).status_code == 429
+    assert checked == []
