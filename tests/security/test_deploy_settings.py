@@ -38,6 +38,7 @@ print(json.dumps({
     "plain_status": plain.status_code,
     "plain_location": plain.headers.get("Location", ""),
     "debug": settings.DEBUG,
+    "session_cookie": [settings.SESSION_COOKIE_SECURE, settings.SESSION_COOKIE_HTTPONLY, settings.SESSION_COOKIE_SAMESITE],
 }))
 """
 
@@ -79,6 +80,7 @@ def test_production_pages_carry_hsts_and_the_security_headers(production):
 def test_production_cookies_are_secure_and_http_only(production):
     csrf = production["cookies"]["csrftoken"]
     assert csrf == {"secure": True, "httponly": True, "samesite": "Lax"}
+    assert production["session_cookie"] == [True, True, "Lax"]
 
 
 def test_production_redirects_plain_http_to_https(production):
