@@ -75,11 +75,14 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.security.ContentSecurityPolicyMiddleware",
+    "config.security.RefuseNulBytesMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.security.AppNotFoundPageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -108,6 +111,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
         conn_max_age=env_int("CONN_MAX_AGE", 0),
+        # A persistent connection the server dropped (restart, failover, idle kill) is replaced at
+        # the next request instead of failing it (tests/reliability/test_database_connection.py).
+        conn_health_checks=env_bool("CONN_HEALTH_CHECKS", True),
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -118,6 +124,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
 ]
+# Django's backend behind the failed-login limits, for every login path (admin's too).
+AUTHENTICATION_BACKENDS = ["reviews.login_throttle.ThrottledModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "runs"
 LOGOUT_REDIRECT_URL = "login"
@@ -152,12 +160,34 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "reviews.api_errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # JSON nested too deep for Python's parser is a 400, not a RecursionError (reviews/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "reviews.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    # Per token (or user), and per address for the few endpoints open without one (reviews/throttles.py).
+    "DEFAULT_THROTTLE_CLASSES": ["reviews.throttles.TokenRateThrottle", "reviews.throttles.AnonymousRateThrottle"],
 }
+# Request rates ("N/second|minute|hour|day"), counted in the default (per-process) cache.
+API_THROTTLE_RATE = env_str("API_THROTTLE_RATE", "6000/minute")
+API_ANON_THROTTLE_RATE = env_str("API_ANON_THROTTLE_RATE", "600/minute")
+# Failed logins: after this many for one user name (five times as many for one address) within the
+# window, every login path refuses and the login form answers 429 (reviews/login_throttle.py).
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Analysis review and reconciliation API",
     "DESCRIPTION": "Runs, member reports, records, mappings, decisions, results and the audit trail.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Multipart and JSON request bodies as separate components (a client needs both shapes).
+    "COMPONENT_SPLIT_REQUEST": True,
+    # The error shape on every operation; integer ranges of PostgreSQL (reviews/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "reviews.schema.postprocess",
+    ],
     # Swagger UI's files come from our own static files, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -165,6 +195,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "CanonicalRecordStateEnum": "reconcile.models.CanonicalRecord.State",
         "DecisionStateEnum": "reconcile.models.Decidable.State",
+        "RoleEnum": "records.models.Role",
+        "RunStatusEnum": "reviews.models.Run.Status",
+        "MemberVersionStatusEnum": "records.models.MemberVersion.Status",
     },
 }
 
@@ -202,7 +235,13 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+# The CSRF token reaches htmx through the page (<body hx-headers>), never through script reading the cookie.
+CSRF_COOKIE_HTTPONLY = True
+# Content-Security-Policy: see config/security.py (Django has none built in before 6.0).
 
 LOGGING = {
     "version": 1,

@@ -1,17 +1,24 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from reviews import views as review_views
 
+# An unmatched URL: JSON under /api/, the app's page elsewhere (also under DEBUG: config/security.py).
+handler404 = "config.security.not_found"
+
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(template_name="reviews/login.html"), name="login"),
+    path("login/", review_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", review_views.healthz, name="healthz"),
+    path("favicon.ico", review_views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
-    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[]), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[]), name="api-docs"),
+    # The API's contract is public and ignores credentials (a stale token must not hide it).
+    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]), name="schema"),
+    # The split view serves Swagger UI's initialiser as a script URL: no inline script (CSP).
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema", permission_classes=[],
+                                                          authentication_classes=[]), name="api-docs"),
     path("api/", include("reviews.api_urls")),
     # reconcile first: where it serves a path records also serves (integration issues with
     # their decisions), the richer view wins.

@@ -18,6 +18,7 @@ from reviews.api_errors import ApiError, Conflict
 from reviews.audit import Actor
 
 from . import services
+from .api_schema import ProgressSerializer
 from .models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 
 
@@ -337,7 +338,7 @@ class AmendmentDecisionView(_DecisionView):
 
 class ProgressView(APIView):
     @extend_schema(summary="Counts of decided and open mappings, integration issues and amendments",
-                   responses={200: OpenApiTypes.OBJECT})
+                   responses={200: ProgressSerializer})
     def get(self, request, run_id: str):
         run = get_run_for(request, run_id, READ_RUNS, "read")
         return Response(services.decision_progress(run))

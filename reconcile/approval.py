@@ -60,6 +60,16 @@ class ApprovalBlocked(Exception):
         self.reasons = reasons
 
 
+# An approval note or reopening reason is prose a reviewer writes, carried into the result and
+# the audit trail: a megabyte of it is a mistake or an attack, refused before anything is stored.
+MAX_NOTE_CHARS = 20_000
+
+
+def _check_note_length(name: str, text: str) -> None:
+    if len(text) > MAX_NOTE_CHARS:
+        raise NoteRequired(f"{name}: {len(text)} characters; it may hold at most {MAX_NOTE_CHARS}.")
+
+
 class NoteRequired(ValueError):
     """An approval without a note, or a reopening without a reason."""
 
@@ -220,6 +230,7 @@ def approve_run(*, run: Run, note: str, actor: Actor) -> Approval:
     note = (note or "").strip()
     if not note:
         raise NoteRequired("note: say what you checked and how; the note is carried into the result.")
+    _check_note_length("note", note)
     with transaction.atomic():
         locked = lock_run(run)
         blockers = approval_blockers(locked)
@@ -262,6 +273,7 @@ def reopen_run(*, run: Run, reason: str, actor: Actor) -> Run:
     reason = (reason or "").strip()
     if not reason:
         raise NoteRequired("reason: say why the run goes back to review.")
+    _check_note_length("reason", reason)
     with transaction.atomic():
         locked = lock_run(run)
         if locked.status != Run.Status.APPROVED and not finalization_failed(locked):

@@ -16,6 +16,7 @@ from reviews.api_errors import ApiError, Conflict
 from reviews.audit import Actor
 
 from . import approval as services
+from .api_schema import ApprovalReplySerializer
 from .models import Approval, Result
 
 
@@ -77,7 +78,7 @@ STATUS_REPLY = inline_serializer("RunStatusReply", {
 
 class ApproveView(APIView):
     @extend_schema(summary="Reviewer sign-off on the run's current manifest; queues finalization",
-                   request=ApproveSerializer, responses={201: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
+                   request=ApproveSerializer, responses={201: ApprovalReplySerializer, 409: OpenApiTypes.OBJECT})
     def post(self, request, run_id: str):
         run = get_run_for(request, run_id, DECIDE, "approve")
         serializer = ApproveSerializer(data=request.data)

@@ -9,7 +9,7 @@ from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,8 +17,18 @@ from reviews.access import READ_RUNS, UPLOAD
 from reviews.api import RunSerializer, get_run_for
 from reviews.api_errors import ApiError
 from reviews.audit import Actor
+from reviews.parsers import JSONParser  # refuses JSON nested too deep with a 400
 
 from . import services
+from .api_schema import (
+    BundleImportReplySerializer,
+    BundleUploadSerializer,
+    MemberDetailSerializer,
+    RunDetailSerializer,
+    UploadFileSerializer,
+    UploadJsonSerializer,
+    ValidationReplySerializer,
+)
 from .ids import KINDS, PREFIXES
 from .models import Finding, IntegrationIssue, MemberReport, MemberVersion, Record, Role
 from .serializers import (
@@ -86,7 +96,7 @@ def run_detail_data(run) -> dict:
 
 class RunDetailView(APIView):
     @extend_schema(summary="A run with its members, counts, manifest hash and latest validation summary",
-                   responses={200: OpenApiTypes.OBJECT})
+                   responses={200: RunDetailSerializer})
     def get(self, request, run_id: str):
         run = get_run_for(request, run_id, READ_RUNS, "read")
         return Response(run_detail_data(run))
@@ -131,7 +141,8 @@ class MemberUploadView(APIView):
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     @extend_schema(summary="Upload a member report (multipart file+role, or JSON role+content)",
-                   request=OpenApiTypes.OBJECT, responses={201: MemberVersionSerializer, 200: MemberVersionSerializer})
+                   request={"multipart/form-data": UploadFileSerializer, "application/json": UploadJsonSerializer},
+                   responses={201: MemberVersionSerializer, 200: MemberVersionSerializer, 413: None, 415: None})
     def post(self, request, run_id: str):
         run = get_run_for(request, run_id, UPLOAD, "upload")
         role, filename, content = _upload_from(request)
@@ -147,7 +158,7 @@ class MemberUploadView(APIView):
 
 class MemberDetailView(APIView):
     @extend_schema(summary="One member: current version, status, counts, every version, findings",
-                   responses={200: OpenApiTypes.OBJECT})
+                   responses={200: MemberDetailSerializer})
     def get(self, request, run_id: str, member_id: str):
         run = get_run_for(request, run_id, READ_RUNS, "read")
         member = _member_for(run, member_id)
@@ -261,7 +272,7 @@ class IntegrationIssueListView(generics.ListAPIView):
 class ValidationView(APIView):
     @extend_schema(summary="The latest validation of the run's member set", parameters=[
         OpenApiParameter("severity", str, enum=list(Finding.Severity.values)), OpenApiParameter("member", str)],
-        responses={200: OpenApiTypes.OBJECT})
+        responses={200: ValidationReplySerializer})
     def get(self, request, run_id: str):
         run = get_run_for(request, run_id, READ_RUNS, "read")
         report = services.latest_validation(run)
@@ -292,7 +303,8 @@ class BundleImportView(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(summary="Import a run directory: ARTIFACT.yaml plus member files, all pins checked",
-                   request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+                   request={"multipart/form-data": BundleUploadSerializer},
+                   responses={201: BundleImportReplySerializer, 200: BundleImportReplySerializer, 413: None, 415: None})
     def post(self, request, run_id: str):
         run = get_run_for(request, run_id, UPLOAD, "import bundle")
         upload = request.FILES.get("file")

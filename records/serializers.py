@@ -1,4 +1,5 @@
 """How member reports, records, issues and findings look over the API (DESIGN §4)."""
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .models import Finding, IntegrationIssue, MemberVersion, Record
@@ -9,6 +10,18 @@ COUNT_KEYS = ("declarations", "annotations", "integration_issues", "sources", "m
 def full_counts(counts: dict | None) -> dict[str, int]:
     counts = counts or {}
     return {key: int(counts.get(key, 0)) for key in COUNT_KEYS}
+
+
+class CountsSerializer(serializers.Serializer):
+    """What the parser found in one version (or, summed, in a run): every key, always an integer."""
+
+    declarations = serializers.IntegerField(min_value=0)
+    annotations = serializers.IntegerField(min_value=0)
+    integration_issues = serializers.IntegerField(min_value=0)
+    sources = serializers.IntegerField(min_value=0)
+    mappings = serializers.IntegerField(min_value=0)
+    quotations = serializers.IntegerField(min_value=0)
+    references = serializers.IntegerField(min_value=0)
 
 
 class MemberVersionSerializer(serializers.ModelSerializer):
@@ -23,6 +36,7 @@ class MemberVersionSerializer(serializers.ModelSerializer):
         fields = ["member_id", "role", "version", "sha256", "status", "status_reason", "size", "filename",
                   "counts", "created_at", "uploaded_by"]
 
+    @extend_schema_field(CountsSerializer)
     def get_counts(self, version) -> dict:
         return full_counts(version.counts)
 

@@ -28,6 +28,7 @@ from reviews.services import set_run_status
 from . import archives
 from .document import ParsedReport
 from .ids import parse_id
+from .limits import overlong_id
 from .models import Finding, IntegrationIssue, MemberReport, MemberVersion, Record, Role, ValidationReport
 from .parsing import parse_report, parse_report_strict
 from .validation import MemberInput, RunFacts, validate_set
@@ -80,6 +81,7 @@ class BundleTooLarge(BundleRefused):
 
 
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_FILENAME_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def check_role(role: str) -> str:
@@ -114,7 +116,7 @@ def check_report_bytes(content: bytes) -> str:
 
 def _clean_filename(filename: str | None, role: str) -> str:
     name = os.path.basename((filename or "").replace("\\", "/"))
-    name = _CONTROL_RE.sub("", name).strip()
+    name = _FILENAME_CONTROL_RE.sub("", name).strip()  # no CR/LF/tab either: it goes into headers
     return (name or archives.member_filename(role))[:255]
 
 
@@ -321,6 +323,8 @@ def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | No
         logger.exception("parser failed on member version %s", version_pk)
         return _fail_version(version=version, claimed_at=now, actor=actor,
                              reason=f"parser error: {type(error).__name__}: {error}")
+    if (problem := overlong_id(report)) is not None:  # refused whole rather than failing in the database
+        return _fail_version(version=version, claimed_at=now, actor=actor, reason=problem)
     run = version.member.run
     records, issues = _rows(run, version, report)
     with transaction.atomic():

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 
@@ -61,7 +61,11 @@ class WhoAmIView(generics.GenericAPIView):
 
     serializer_class = None
 
-    @extend_schema(summary="The caller's user name and roles", responses={200: dict})
+    @extend_schema(summary="The caller's user name and roles", responses={200: inline_serializer("WhoAmI", {
+        "username": serializers.CharField(),
+        "roles": serializers.ListField(child=serializers.ChoiceField(choices=["agent", "reviewer", "auditor", "admin"])),
+        "token": serializers.CharField(allow_null=True, help_text="The token's name; null for a browser session"),
+    })})
     def get(self, request):
         token = request.auth if hasattr(request.auth, "name") else None
         return Response({

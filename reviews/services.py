@@ -86,3 +86,9 @@ def revoke_token(*, token: ApiToken, actor: Actor) -> ApiToken:
             record_event(run=None, actor=actor, action="token.revoked", object_type="api_token",
                          object_id=token.pk, before={"revoked": False}, after={"revoked": True, "name": token.name})
     return token
+
+
+def record_login_lockout(*, username: str, address: str, failures: int) -> None:
+    """Audit that a user name or address reached the failed-login limit (no run: the global chain)."""
+    record_event(run=None, actor=Actor("anonymous"), action="login.locked", object_type="user",
+                 object_id=username, after={"address": address, "failures": failures})

@@ -1,15 +1,45 @@
 import json
+from pathlib import Path
 from urllib.parse import urlencode
 
+from django.conf import settings as django_settings
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import connection
-from django.http import JsonResponse
+from django.http import FileResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from . import login_throttle
 from .audit import Actor, check_audit_access, verify_chain
 from .models import AuditEvent, Run
+
+
+FAVICON = Path(__file__).resolve().parent.parent / "static" / "favicon.ico"
+
+
+@require_GET
+def favicon(request):
+    """/favicon.ico, which browsers ask for whatever the page links (pages link the static copy)."""
+    response = FileResponse(FAVICON.open("rb"), content_type="image/x-icon")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login form, answering 429 while the user name or address is locked out
+    after too many failed logins (reviews/login_throttle.py counts them)."""
+
+    template_name = "reviews/login.html"
+
+    def post(self, request, *args, **kwargs):
+        if login_throttle.is_locked(request, request.POST.get("username", "")):
+            minutes = max(1, django_settings.LOGIN_FAILURE_WINDOW_SECONDS // 60)
+            context = self.get_context_data(form=self.get_form_class()(request)) | {
+                "locked": f"Too many failed logins. Try again in {minutes} minutes."}
+            return render(request, self.template_name, context, status=429)
+        return super().post(request, *args, **kwargs)
 
 
 @require_GET

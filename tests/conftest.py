@@ -26,6 +26,16 @@ def _fast_passwords(settings):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Throttle and failed-login counts live in the (per-process) cache: no test inherits another's."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _tasks_run_in_process():
     """Unless a test asks for the real worker, queued tasks run eagerly in the test process."""
     previous = celery_app.conf.task_always_eager

@@ -5,6 +5,7 @@ the test holds; the test kills it there, so the version is left `parsing` with
 its claim, exactly as a crash leaves it. The sweep hands it to the healthy
 worker, which brings it to the same end as an undisturbed parse.
 """
+import hashlib
 import os
 import signal
 import subprocess
@@ -15,10 +16,11 @@ import pytest
 from django.db import transaction
 
 from records import services
-from records.models import MemberVersion, Record
-from reviews.audit import Actor
+from records.models import IntegrationIssue, MemberVersion, Record
+from records.parsing import parse_report
+from reviews.audit import Actor, verify_chain
 from reviews.models import Run
-from tests.conftest import ROOT, wait_until
+from tests.conftest import ROOT, seed_bytes, wait_until
 from tests.records.test_worker import _worker_idle_before_teardown, upload_seed  # noqa: F401
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -63,6 +65,16 @@ def test_a_parse_killed_mid_task_is_redone_by_another_worker_after_the_sweep(wor
                           timeout=60)
         assert done.counts["declarations"] == 18 and done.counts["integration_issues"] == 8
         assert done.attempts == 2
+        # The same result as an undisturbed parse: the records, read back from the database, are the
+        # seed's declarations and annotations as the pure parser finds them, each once, in order.
+        expected = parse_report(seed_bytes("002").decode("utf-8"))
+        stored = list(Record.objects.filter(member_version=version).order_by("ordinal")
+                      .values_list("record_id", "content_sha256"))
+        assert stored == [(r.record_id, hashlib.sha256(r.text.encode("utf-8")).hexdigest())
+                          for r in expected.declarations] + [
+                         (a.target, hashlib.sha256(a.text.encode("utf-8")).hexdigest()) for a in expected.annotations]
+        assert IntegrationIssue.objects.filter(member_version=version).count() == len(expected.integration_issues)
+        assert verify_chain(run).ok
     finally:
         if doomed is not None and doomed.poll() is None:
             os.killpg(doomed.pid, signal.SIGKILL)

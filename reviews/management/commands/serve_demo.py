@@ -2,10 +2,19 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+
+# Signals that stop the demo: Ctrl-C (SIGINT) and what `kill`, `timeout` or a service manager send.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _stop(signum, frame):
+    """Turn a stop signal into the KeyboardInterrupt runserver already shuts down on."""
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 class Command(BaseCommand):
@@ -14,20 +23,44 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         port = os.environ.get("PORT", "8000")
         worker = None
-        if not settings.CELERY_TASK_ALWAYS_EAGER:
-            worker = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "config", "worker", "--beat", "--loglevel=INFO",
-                 "--concurrency=2", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "--schedule",
-                 str(settings.VAR_DIR / "celerybeat-schedule")],
-                start_new_session=True,
-            )
-            self.stdout.write(f"worker started (pid {worker.pid}) on {settings.CELERY_BROKER_URL}")
-        else:
-            self.stdout.write("no REDIS_URL: tasks run in process")
-        settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
+        # The worker runs in a session of its own (a terminal's Ctrl-C must not reach it half-way);
+        # so every way this command stops must stop it too: the handlers below, then `finally`.
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, _stop)
         try:
+            if not settings.CELERY_TASK_ALWAYS_EAGER:
+                worker = subprocess.Popen(
+                    [sys.executable, "-m", "celery", "-A", "config", "worker", "--beat", "--loglevel=INFO",
+                     "--concurrency=2", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "--schedule",
+                     str(settings.VAR_DIR / "celerybeat-schedule")],
+                    start_new_session=True,
+                )
+                self.stdout.write(f"worker started (pid {worker.pid}) on {settings.CELERY_BROKER_URL}")
+            else:
+                self.stdout.write("no REDIS_URL: tasks run in process")
+            settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
             call_command("runserver", f"127.0.0.1:{port}", use_reloader=False)
+        except KeyboardInterrupt:
+            pass
         finally:
-            if worker is not None and worker.poll() is None:
-                os.killpg(worker.pid, signal.SIGTERM)
-                worker.wait(20)
+            for signum in STOP_SIGNALS:  # a second signal while the worker winds down is not an error
+                signal.signal(signum, signal.SIG_IGN)
+            if worker is not None:
+                self._stop_worker(worker)
+
+    def _stop_worker(self, worker: subprocess.Popen) -> None:
+        """SIGTERM to the worker's whole process group (pool and beat processes too): a warm shutdown that
+        lets the running task finish. Whatever of the group is left after 30 s gets SIGKILL (acks_late:
+        a killed task is redelivered)."""
+        self.stdout.write(f"stopping worker (pid {worker.pid})")
+        deadline = time.monotonic() + 30
+        try:
+            os.killpg(worker.pid, signal.SIGTERM)
+            while time.monotonic() < deadline:
+                worker.poll()  # reap the main process as soon as it exits
+                os.killpg(worker.pid, 0)  # raises ProcessLookupError once no process of the group is left
+                time.sleep(0.1)
+            os.killpg(worker.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        worker.wait(10)

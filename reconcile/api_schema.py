@@ -1,0 +1,41 @@
+"""Serializers that document the reconciliation API's replies in the OpenAPI schema (reconcile/api.py,
+reconcile/result_api.py build these shapes as plain data)."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+def _count() -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=0)
+
+
+class DecisionCountsSerializer(serializers.Serializer):
+    total, accepted, rejected, proposed, stale = _count(), _count(), _count(), _count(), _count()
+    decided, undecided = _count(), _count()
+
+
+class AmendmentCountsSerializer(DecisionCountsSerializer):
+    carried, conflicts = _count(), _count()
+
+
+class ProgressSerializer(serializers.Serializer):
+    mappings = DecisionCountsSerializer()
+    issues = DecisionCountsSerializer()
+    amendments = AmendmentCountsSerializer()
+    total, decided, undecided, stale = _count(), _count(), _count(), _count()
+
+
+class ApprovalSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    note = serializers.CharField()
+    approved_by = serializers.CharField()
+    approved_at = serializers.DateTimeField()
+    manifest_sha256 = serializers.CharField()
+    withdrawn_at = serializers.DateTimeField(allow_null=True)
+    withdrawn_reason = serializers.CharField(allow_blank=True)
+
+
+class ApprovalReplySerializer(serializers.Serializer):
+    run_id = serializers.CharField()
+    status = serializers.CharField()
+    approval = ApprovalSerializer()

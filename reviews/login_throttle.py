@@ -1,0 +1,80 @@
+"""Failed-login limits (DESIGN §9): counted per user name and per client address, for every login path.
+
+The counting lives in the authentication backend, so the app's login form, Django admin's login
+and any other `authenticate()` call share it. While a user name or an address is locked out, the
+backend refuses before checking the password (the password hasher never runs); the app's login
+form answers 429 (reviews/views.py LoginView). Counts are kept in the default cache for
+LOGIN_FAILURE_WINDOW_SECONDS; an address may fail five times as often as one user name, since
+several reviewers can share one address. A lockout is audited once, when it begins.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
+from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
+
+
+def _username(username) -> str:
+    return str(username or "")[:150].strip().lower()
+
+
+def _address(request) -> str:
+    return request.META.get("REMOTE_ADDR", "") if request is not None else ""
+
+
+def _keys(request, username) -> tuple[str, str]:
+    return f"login-failures:user:{_username(username)}", f"login-failures:addr:{_address(request)}"
+
+
+def _limits() -> tuple[int, int]:
+    return settings.LOGIN_FAILURE_LIMIT, settings.LOGIN_FAILURE_LIMIT * 5
+
+
+def is_locked(request, username) -> bool:
+    user_key, addr_key = _keys(request, username)
+    user_limit, addr_limit = _limits()
+    return cache.get(user_key, 0) >= user_limit or (request is not None and cache.get(addr_key, 0) >= addr_limit)
+
+
+def record_failure(request, username) -> None:
+    window = settings.LOGIN_FAILURE_WINDOW_SECONDS
+    counts = []
+    for key in _keys(request, username):
+        cache.add(key, 0, timeout=window)
+        try:
+            counts.append(cache.incr(key))
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, timeout=window)
+            counts.append(1)
+    user_limit, addr_limit = _limits()
+    if counts[0] == user_limit or (request is not None and counts[1] == addr_limit):
+        from .services import record_login_lockout
+
+        record_login_lockout(username=str(username or "")[:150], address=_address(request), failures=max(counts))
+
+
+def clear(request, username) -> None:
+    cache.delete(_keys(request, username)[0])
+
+
+class ThrottledModelBackend(ModelBackend):
+    """Django's username/password backend behind the failed-login limits."""
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if username is None:
+            username = kwargs.get(self._username_field())
+        if is_locked(request, username):
+            raise PermissionDenied("too many failed logins")  # stops authenticate() at once
+        user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is None:
+            record_failure(request, username)
+        else:
+            clear(request, username)
+        return user
+
+    @staticmethod
+    def _username_field() -> str:
+        from django.contrib.auth import get_user_model
+
+        return get_user_model().USERNAME_FIELD

@@ -1,0 +1,285 @@
+"""The authorisation matrix: every endpoint of the URL conf × every kind of caller (DESIGN §4, §9).
+
+Routes come from `django.urls.get_resolver()`, not from a hand-kept list: an endpoint with no row
+in EXPECTED fails `test_every_endpoint_has_a_row`, so nobody adds one without saying who may call it.
+Each row says what every caller gets: anonymous, a revoked token, an agent that never touched the
+run, the agent that uploaded its members, a reviewer, an auditor, an admin. API callers use their
+token; pages are visited with the same users' browser sessions (a token is no page credential, so
+the revoked token's holder is anonymous there).
+
+Outcomes: a status code for reads (exact), ALLOWED for writes sent with an empty body (anything but
+401, 403, a redirect to the login page or a 5xx: the request got past the access check and was
+judged on its content), LOGIN (302 to the login page), or a status.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+from rest_framework.test import APIClient
+
+from reconcile.models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
+from records.models import MemberVersion
+from reviews.audit import Actor
+from reviews.models import ApiToken
+from reviews.services import issue_token, revoke_token
+from tests.reconcile.factories import MEMORY_SMALL, RUNTIME_SLUG, upload
+from tests.reconcile.page_factories import amendments
+
+ANONYMOUS, REVOKED, AGENT, PARTICIPANT, REVIEWER, AUDITOR, ADMIN = (
+    "anonymous", "revoked token", "agent", "participating agent", "reviewer", "auditor", "admin")
+CALLERS = (ANONYMOUS, REVOKED, AGENT, PARTICIPANT, REVIEWER, AUDITOR, ADMIN)
+ROLES = {AGENT, PARTICIPANT, REVIEWER, AUDITOR, ADMIN}
+EVERY_ROLE = frozenset(ROLES)
+UPLOADERS = frozenset({AGENT, PARTICIPANT, ADMIN})
+PROPOSERS = frozenset({AGENT, PARTICIPANT, REVIEWER, ADMIN})
+DECIDERS = frozenset({REVIEWER, ADMIN})
+AUDIT_READERS = frozenset({PARTICIPANT, REVIEWER, AUDITOR, ADMIN})  # an agent reads the trails of runs it acted on
+EXPORTERS = frozenset({REVIEWER, AUDITOR, ADMIN})
+
+ALLOWED, LOGIN = "allowed", "login"
+
+
+@dataclass(frozen=True)
+class Row:
+    kind: str  # "api", "page" or "public"
+    allowed: frozenset
+    ok: int | str  # what an allowed caller gets: a status, or ALLOWED
+
+    def expected(self, caller: str):
+        if self.kind == "public":
+            return self.ok
+        if caller in (ANONYMOUS, REVOKED):
+            return 401 if self.kind == "api" else LOGIN
+        return self.ok if caller in self.allowed else 403
+
+
+def api(allowed, ok=200) -> Row:
+    return Row("api", frozenset(allowed), ok)
+
+
+def page(allowed, ok=200) -> Row:
+    return Row("page", frozenset(allowed), ok)
+
+
+def public(ok) -> Row:
+    return Row("public", EVERY_ROLE, ok)
+
+
+R = "api/runs/<str:run_id>/"
+P = "runs/<str:run_id>/"
+
+EXPECTED: dict[tuple[str, str], Row] = {
+    # Open to everyone: the login form, health, favicon.
+    ("login/", "GET"): public(200),
+    ("logout/", "POST"): public(LOGIN),  # to the login page (tried last: it ends the session)
+    ("healthz", "GET"): public(200),
+    ("favicon.ico", "GET"): public(200),
+    # The API's contract is public and ignores credentials, even a revoked token.
+    ("api/schema/", "GET"): public(200),
+    ("api/docs/", "GET"): public(200),
+    # Django's admin: only the admin role (staff) gets in; everyone else is sent to its login.
+    ("admin/", "GET"): Row("admin", frozenset({ADMIN}), 200),
+    # API (DESIGN §4), roles (§9).
+    ("api/runs/", "GET"): api(EVERY_ROLE),
+    ("api/runs/", "POST"): api(UPLOADERS, ALLOWED),
+    ("api/whoami/", "GET"): api(EVERY_ROLE),
+    (R, "GET"): api(EVERY_ROLE),
+    (R + "members/", "POST"): api(UPLOADERS, ALLOWED),
+    (R + "members/<str:member_id>/", "GET"): api(EVERY_ROLE),
+    (R + "members/<str:member_id>/raw", "GET"): api(EVERY_ROLE),
+    (R + "records/", "GET"): api(EVERY_ROLE),
+    (R + "integration-issues/", "GET"): api(EVERY_ROLE),
+    (R + "integration-issues/<int:decision_id>/decision/", "POST"): api(DECIDERS, ALLOWED),
+    (R + "validation/", "GET"): api(EVERY_ROLE),
+    (R + "canonical-records/", "GET"): api(EVERY_ROLE),
+    (R + "mappings/", "GET"): api(EVERY_ROLE),
+    (R + "mappings/", "POST"): api(PROPOSERS, ALLOWED),
+    (R + "mappings/<int:mapping_id>/decision/", "POST"): api(DECIDERS, ALLOWED),
+    (R + "amendments/", "GET"): api(EVERY_ROLE),
+    (R + "amendments/<int:amendment_id>/decision/", "POST"): api(DECIDERS, ALLOWED),
+    (R + "progress/", "GET"): api(EVERY_ROLE),
+    (R + "approve/", "POST"): api(DECIDERS, ALLOWED),
+    (R + "reopen/", "POST"): api(DECIDERS, ALLOWED),
+    (R + "finalize/retry/", "POST"): api(DECIDERS, ALLOWED),
+    (R + "result/", "GET"): api(EVERY_ROLE, 404),  # read allowed; this run has no result yet
+    (R + "result.json", "GET"): api(EVERY_ROLE, 404),
+    (R + "bundle/", "GET"): api(EXPORTERS),  # the export carries the audit trail
+    (R + "bundle/", "POST"): api(UPLOADERS, ALLOWED),
+    (R + "audit/", "GET"): api(AUDIT_READERS),
+    (R + "audit/verify/", "GET"): api(AUDIT_READERS),
+    # Pages (DESIGN §5): login required; reading for every role, deciding for reviewers.
+    ("", "GET"): page(EVERY_ROLE),
+    (P, "GET"): page(EVERY_ROLE),
+    (P + "members/<str:member_id>/", "GET"): page(EVERY_ROLE),
+    (P + "audit/", "GET"): page(AUDIT_READERS),
+    (P + "result/", "GET"): page(EVERY_ROLE),
+    (P + "approve/", "GET"): page(EVERY_ROLE),
+    (P + "approve/", "POST"): page(DECIDERS, ALLOWED),
+    (P + "reopen/", "POST"): page(DECIDERS, ALLOWED),
+    (P + "finalize/retry/", "POST"): page(DECIDERS, ALLOWED),
+    (P + "reconcile/", "GET"): page(EVERY_ROLE),
+    (P + "reconcile/progress/", "GET"): page(EVERY_ROLE),
+    (P + "reconcile/mappings/<int:mapping_id>/decide/", "POST"): page(DECIDERS, ALLOWED),
+    (P + "reconcile/issues/<int:issue_id>/decide/", "POST"): page(DECIDERS, ALLOWED),
+    (P + "reconcile/amendments/<int:amendment_id>/decide/", "POST"): page(DECIDERS, ALLOWED),
+    (P + "reconcile/bulk-accept/", "POST"): page(DECIDERS, ALLOWED),
+    (P + "reconcile/records/<str:source>/propose/", "POST"): page(PROPOSERS, ALLOWED),
+    (P + "reconcile/canonical/<int:canonical_id>/reject/", "POST"): page(DECIDERS, ALLOWED),
+}
+
+# Endpoints other branches are adding (DESIGN §3, §4), written ahead from the design so that they are
+# checked as soon as they exist; the route strings are a guess to be corrected at merge. Unlike
+# EXPECTED, a row here may name a route that does not exist yet.
+PENDING: dict[tuple[str, str], Row] = {
+    (R + "blockers/", "GET"): api(EVERY_ROLE),
+    (R + "quotations/", "GET"): api(EVERY_ROLE),
+    (R + "source/", "GET"): api(EVERY_ROLE),
+    (R + "source/", "POST"): api(UPLOADERS, ALLOWED),
+    (R + "revise/", "POST"): api(DECIDERS, ALLOWED),  # "a reviewer revises" a final run (§3)
+    ("api/runs/import/", "POST"): api(UPLOADERS, ALLOWED),
+}
+
+# Methods of function views (DRF views' methods are read from their classes).
+FUNCTION_VIEW_METHODS = {"GET", "POST"}
+
+
+def routes() -> dict[str, object]:
+    """Every route string of the URL conf with its view (the first pattern a path matches wins)."""
+    found: dict[str, object] = {}
+
+    def walk(patterns, prefix: str) -> None:
+        for pattern in patterns:
+            route = prefix + str(pattern.pattern)
+            if isinstance(pattern, URLResolver):
+                if route == "admin/":
+                    found.setdefault(route, "django-admin")  # Django's own site, one row for all of it
+                else:
+                    walk(pattern.url_patterns, route)
+            elif isinstance(pattern, URLPattern):
+                found.setdefault(route, pattern.callback)
+
+    walk(get_resolver().url_patterns, "")
+    return found
+
+
+def drf_methods(view) -> set[str] | None:
+    cls = getattr(view, "cls", None)
+    if cls is None:
+        return None
+    return {m.upper() for m in cls.http_method_names if hasattr(cls, m) and m not in ("options", "head")}
+
+
+def table() -> dict[tuple[str, str], Row]:
+    known = routes()
+    return EXPECTED | {key: row for key, row in PENDING.items() if key[0] in known}
+
+
+def test_every_endpoint_has_a_row():
+    rows = table()
+    missing = []
+    for route, view in routes().items():
+        methods = drf_methods(view) if view != "django-admin" else {"GET"}
+        if methods is None:
+            methods = {m for m in FUNCTION_VIEW_METHODS if (route, m) in rows} or {"GET"}
+        missing += [f"{method} /{route}" for method in sorted(methods) if (route, method) not in rows]
+    assert missing == [], "endpoints with no row in the authorisation matrix: " + ", ".join(missing)
+
+
+def test_every_row_names_an_endpoint_that_exists():
+    known = routes()
+    assert [key for key in EXPECTED if key[0] not in known] == []
+
+
+def test_rows_of_api_views_name_exactly_the_methods_they_implement():
+    known = routes()
+    rows = table()
+    for route, view in known.items():
+        methods = drf_methods(view)
+        if methods is not None:
+            assert {m for r, m in rows if r == route} == methods, route
+
+
+# --- the matrix ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def world(db, run_factory):
+    """One run with members, mappings, issues, an amendment and a canonical record; every caller."""
+    run = run_factory()
+    upload(run, "runtime", RUNTIME_SLUG)
+    memory = upload(run, "memory", MEMORY_SMALL)
+    amendment = amendments(MemberVersion.objects.get(pk=memory.pk),
+                           [("amendment", "MEM-OBJ-memory-facts is narrower than the runtime's.")])[0]
+    canonical = CanonicalRecord.objects.filter(run=run).first()
+    assert canonical is not None and AmendmentDecision.objects.filter(pk=amendment.pk).exists()
+    kwargs = {
+        "run_id": run.run_id, "member_id": "memory", "source": "MEM-OBJ-memory-facts",
+        "mapping_id": Mapping.objects.filter(run=run).first().pk,
+        "decision_id": IssueDecision.objects.filter(run=run).first().pk,
+        "issue_id": IssueDecision.objects.filter(run=run).first().pk,
+        "amendment_id": amendment.pk, "canonical_id": canonical.pk,
+    }
+    callers = {ANONYMOUS: (APIClient(), Client())}
+    names = {AGENT: ("agent-outside", "agent"), PARTICIPANT: ("agent-1", "agent"), REVIEWER: ("reviewer-m", "reviewer"),
+             AUDITOR: ("auditor-m", "auditor"), ADMIN: ("admin-m", "admin"), REVOKED: ("agent-revoked", "agent")}
+    for caller, (name, role) in names.items():
+        token, key = issue_token(name=name, role=role, actor=Actor.command("test"))
+        api_client, browser = APIClient(), Client()
+        api_client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        if caller == REVOKED:
+            revoke_token(token=token, actor=Actor.command("test"))
+            browser.defaults["HTTP_AUTHORIZATION"] = f"Token {key}"  # no page credential: stays anonymous
+        else:
+            browser.force_login(token.user)
+        callers[caller] = (api_client, browser)
+    assert ApiToken.objects.get(name="agent-revoked").revoked_at is not None
+    return kwargs, callers
+
+
+def url_of(route: str, kwargs: dict) -> str:
+    path = route
+    for name, value in kwargs.items():
+        for converter in ("str", "int"):
+            path = path.replace(f"<{converter}:{name}>", str(value))
+    assert "<" not in path, path
+    return "/" + path
+
+
+def outcome(response) -> int | str:
+    if response.status_code == 302 and response.headers.get("Location", "").startswith("/login/"):
+        return LOGIN
+    return response.status_code
+
+
+def matches(expected, got) -> bool:
+    if expected == ALLOWED:
+        return got not in (401, 403, LOGIN) and isinstance(got, int) and got < 500
+    return got == expected
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_each_caller_gets_what_the_design_allows_on_every_endpoint(caller, world):
+    kwargs, callers = world
+    api_client, browser = callers[caller]
+    for client in (api_client, browser):
+        client.raise_request_exception = False
+    wrong = []
+    for (route, method), row in sorted(table().items(), key=lambda item: item[0][0] == "logout/"):
+        url = url_of(route, kwargs)
+        client = api_client if route.startswith("api/") else browser
+        response = client.get(url) if method == "GET" else client.post(url, {}, format="json") \
+            if client is api_client else client.post(url, {})
+        got = outcome(response)
+        if row.kind == "admin":
+            expected = 200 if caller == ADMIN else "admin-login"
+            ok = got == 200 if caller == ADMIN else (got == 302 and "/admin/login/" in response["Location"])
+        else:
+            expected = row.expected(caller)
+            ok = matches(expected, got)
+        if not ok:
+            wrong.append(f"{method} {url}: expected {expected}, got {got}")
+        if isinstance(got, int) and got in (401, 403) and route.startswith("api/"):
+            assert set(response.json()) == {"error"}, url  # refusals in the error shape too
+    assert wrong == [], f"{caller}:\n" + "\n".join(wrong)
