@@ -29,7 +29,7 @@ from records.validation import ERROR, WARNING, MemberInput, RunFacts, validate_s
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import AuditEvent, Run
 
-from . import bundles, dispositions, rendering
+from . import bundles, dispositions, rendering, selfcheck
 from . import services as reconcile_services
 from .blockers import run_standing
 from .models import AmendmentDecision as AmendmentDecisionRow
@@ -215,6 +215,12 @@ class _Member:
     def role(self) -> str:
         return self.version.member.role
 
+    @property
+    def shown_name(self) -> str:
+        """The file name the run page and the API show (the uploaded name), which the result uses too;
+        `name` is the set layout's name that manifests pin."""
+        return self.version.filename or self.name
+
 
 def finalize_run(*, run: Run, actor: Actor) -> Result | None:
     """Render and store the run's result once; idempotent.
@@ -373,13 +379,29 @@ def _render(run: Run, approval: Approval) -> tuple[str, dict]:
             f"re-validation of the stored member bytes found {len(errors)} error(s): {first}"
         )
     warnings = sum(1 for f in findings if f.severity == WARNING)
+    standing = run_standing(run)
+    late = [b for b in standing.blockers if b.code in dispositions.CONFLICT_CODES + (
+        dispositions.OPEN_DISPOSITION, dispositions.OPEN_ALTERNATIVE)]
+    if late:
+        raise FinalizationRefused("the decisions no longer support approval: " + "; ".join(b.message for b in late[:3]))
     data = gather_result_input(
         run=run, approval=approval, members=members, canonical=canonical, mappings=mappings, warnings=warnings,
+        standing=standing,
     )
     try:
-        return rendering.render_result(data), rendering.result_json(data)
+        markdown = rendering.render_result(data)
     except ValueError as exc:
         raise FinalizationRefused(f"the result cannot be rendered: {exc}") from None
+    problems = selfcheck.check_result(
+        markdown,
+        member_records={(m.role, d.record_id) for m in members if m.role not in reconcile_services.SEEDING_ROLES
+                        for d in m.report.declarations},
+        accepted={(m.source, m.relation, m.target or "") for m in accepted},
+    )
+    if problems:
+        raise FinalizationRefused("the rendered result failed its self-check: " + "; ".join(problems[:5])
+                                  + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""))
+    return markdown, rendering.result_json(data)
 
 
 # --- gathering plain data for the renderer ------------------------------------
@@ -441,7 +463,7 @@ def _decision_word(state: str) -> str:
 
 def gather_result_input(
     *, run: Run, approval: Approval, members: list[_Member], canonical: list[CanonicalRecord],
-    mappings: list[Mapping], warnings: int,
+    mappings: list[Mapping], warnings: int, standing: dispositions.Standing,
 ) -> rendering.ResultInput:
     """The renderer's input for a set that re-validated without errors (any error refuses finalization)."""
     accepted = [m for m in mappings if m.state == Mapping.State.ACCEPTED]
@@ -453,7 +475,7 @@ def gather_result_input(
             canonical_id = aliases.get(annotation.target)
             if canonical_id is not None:
                 annotations.setdefault(canonical_id, []).append(
-                    rendering.AnnotationEntry(member=member.name, target=annotation.target, text=annotation.body)
+                    rendering.AnnotationEntry(member=member.shown_name, target=annotation.target, text=annotation.body)
                 )
 
     records = []
@@ -470,7 +492,7 @@ def gather_result_input(
     for member in members:
         prose, boundary = _prose_and_boundary(member)
         member_entries.append(rendering.MemberEntry(
-            name=member.name, role=member.role, version=member.version.version, sha256=member.version.sha256,
+            name=member.shown_name, role=member.role, version=member.version.version, sha256=member.version.sha256,
             boundary_text=boundary, prose_sections=prose,
         ))
         for row in member.report.sources:
@@ -495,14 +517,9 @@ def gather_result_input(
                 consequence="the refinement or conflict it states is not carried into the shared records",
                 rationale=decision.rationale,
             ))
-    for m in mappings:
-        if m.state == Mapping.State.REJECTED:
-            rejected.append(rendering.RejectedItem(
-                item=f"mapping {m}",
-                consequence=(f"{m.source} is not joined to {m.target} in the shared set" if m.target
-                             else f"{m.source} has no recorded place in the shared set"),
-                rationale=m.rationale,
-            ))
+    # A rejected mapping is not a limitation by itself: its record either has another, accepted place
+    # (the rejection is an alternative not taken, in Reconciliation) or has none (disposition
+    # `rejected`, in Limitations), as `standing` says.
     for c in canonical:
         if c.state == CanonicalRecord.State.REJECTED:
             rejected.append(rendering.RejectedItem(
@@ -546,6 +563,9 @@ def gather_result_input(
         amendments=tuple(amendments),
         unresolved_conflicts=tuple(conflicts),
         rejected_items=tuple(rejected),
+        dispositions=tuple(rendering.DispositionEntry(
+            member=d.member, record=d.record, disposition=d.disposition, relation=d.relation, target=d.target,
+            rationale=d.rationale, alternatives=d.alternatives) for d in standing.dispositions),
     )
 
 
@@ -562,11 +582,11 @@ def _amendment_entries(members: list[_Member]) -> tuple[list, list]:
             if (row is None or row.is_open
                     or row.content_sha256 != reconcile_services.amendment_sha256(paragraph.kind, paragraph.text)):
                 raise FinalizationRefused(
-                    f"{member.name} line {paragraph.line}: the {paragraph.kind} there has no decision on its "
+                    f"{member.shown_name} line {paragraph.line}: the {paragraph.kind} there has no decision on its "
                     f"current text ({row.state if row is not None else 'none recorded'})")
             entry = rendering.AmendmentDecision(
                 text=paragraph.text, decision=_decision_word(row.state), rationale=row.rationale,
-                member=member.name, line=paragraph.line, decided_by=row.decided_by,
+                member=member.shown_name, line=paragraph.line, decided_by=row.decided_by,
             )
             (conflicts if paragraph.kind == AmendmentDecisionRow.Kind.UNRESOLVED_CONFLICT else amendments).append(entry)
     return amendments, conflicts

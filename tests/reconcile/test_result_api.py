@@ -160,7 +160,14 @@ def test_a_finalized_corpus_run_reports_each_amendment_with_its_decision(decisio
     if decision == "accept":
         assert f"EPI-OBJ-4 is superseded by {target}" in result.markdown
     else:
-        assert "Rejected mapping EPI-OBJ-4 is superseded by " in result.markdown
+        # EPI-OBJ-4 entered the shared set through its accepted `new` mapping: the rejected supersession
+        # is an alternative not taken (Reconciliation), not a record without a place (Limitations).
+        limitations = result.markdown.split("\n## Limitations\n")[1].split("\n## Verification")[0]
+        assert "EPI-OBJ-4 has no place" not in limitations and "Rejected mapping" not in limitations
+        # (The amendment itself was rejected, and Limitations says so truly: it is not applied.)
+        assert "- Rejected amendment, not applied to the shared records: EPI-OBJ-4 is superseded by" in limitations
+        assert ("- EPI-OBJ-4 is superseded by MEM-OBJ-2: rejected in favour of the accepted EPI-OBJ-4 → "
+                in result.markdown.split("### Alternatives not taken")[1])
     assert "EPI-OBJ-4 supersedes" not in result.markdown
 
 
