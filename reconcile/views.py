@@ -159,8 +159,9 @@ class PairRow:
             return row
         if canonical is not None:
             side = "canonical"
-        elif self.would_be:
-            side = "new"
+        elif m.relation == Mapping.Relation.NEW:
+            # An open new mapping shows what it would allocate; a rejected one allocated nothing.
+            side = "new" if m.is_open else "not-entered"
         elif m.relation == Mapping.Relation.NO_COUNTERPART:
             side = "none"
         else:
@@ -300,17 +301,14 @@ def _csrf_input(request) -> SafeString:
 
 
 def _would_be_id(mapping: Mapping) -> str:
-    """What accepting an open `new` mapping would allocate (DESIGN.md §2), without claiming a number the
-    record has not got: an explicit target, the slug ID it keeps, or "a new OBJ number" (allocated on
-    accept, in the order the accepts come, so no row can know its number before)."""
+    """The canonical ID accepting an open `new` mapping would allocate (DESIGN.md §2), when the row can
+    know it: an explicit target, or the slug ID the record keeps. A numbered record gets the next free
+    number of its kind when it is accepted, in the order accepts come, so no row can promise one: ""."""
     if mapping.target:
         return mapping.target
     parsed = parse_id(mapping.source)
-    if parsed is None:
+    if parsed is None or parsed[2].isdigit():
         return ""
-    _, kind, tail = parsed
-    if tail.isdigit():
-        return f"the next free {kind} number, allocated on accept"
     return mapping.source
 
 
@@ -710,11 +708,11 @@ def _following_amendments(run: Run, mapping: Mapping):
     return AmendmentDecision.objects.filter(pk__in=pks)
 
 
-def _row_response(request, run: Run, partial: str, row, status: int, oob_rows=()) -> HttpResponse:
+def _row_response(request, run: Run, partial: str, row, status: int, oob_rows=(), oob_pairs=()) -> HttpResponse:
     if partial == "issue-swap":
         row.action = _actions(run, "reconcile-decide-issue", _kept_query(request.GET))(row.issue.pk)
     context = _swap_context(request, run) | {"row": row.display() if partial == "pair-swap" else row,
-                                             "oob_rows": oob_rows}
+                                             "oob_rows": oob_rows, "oob_pairs": oob_pairs}
     return render(request, f"reconcile/run_reconcile.html#{partial}", context, status=status)
 
 
@@ -776,7 +774,19 @@ def decide_mapping(request, run_id: str, mapping_id: int):
     followers = _amendment_rows(request, run, _following_amendments(run, mapping)) if outcome.status == 200 else []
     for follower in followers:
         follower.oob = True
-    return _row_response(request, run, "pair-swap", row, outcome.status, oob_rows=followers)
+    affected = _affected_rows(request, run, mapping) if outcome.status == 200 else []
+    return _row_response(request, run, "pair-swap", row, outcome.status, oob_rows=followers,
+                         oob_pairs=affected)
+
+
+def _affected_rows(request, run: Run, mapping: Mapping) -> list[dict]:
+    """Rows of the page another decision on `mapping` changed: the other mappings of its record (an
+    accepted one makes them alternatives), and the mappings that name its record or its target
+    (a supersession onto MEM-OBJ-2 shows OBJ-8 once MEM-OBJ-2 is accepted as OBJ-8)."""
+    names = [name for name in (mapping.source, mapping.target) if name]
+    others = list(Mapping.objects.filter(run=run).filter(Q(source=mapping.source) | Q(target__in=names))
+                  .exclude(pk=mapping.pk).only("pk", "source"))
+    return _mapping_rows_on_page(request, run, others)
 
 
 @login_required
