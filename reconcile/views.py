@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import html
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -642,6 +642,25 @@ def run_decision_progress(request, run_id: str):
     run = get_object_or_404(Run, run_id=run_id)
     check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_request(request))
     return render(request, "reconcile/_decision_progress.html", {"run": run, "p": _progress_by_run([run.pk])[run.pk]})
+
+
+@login_required
+@require_GET
+def member_mappings(request, run_id: str, role: str):
+    """How many mappings the member's current records have, by state, and their dispositions: the
+    member page loads it (records does not import reconcile; its own count is of mapping statements)."""
+    run = get_object_or_404(Run, run_id=run_id)
+    check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_request(request))
+    states = dict(Mapping.objects.filter(
+        run=run, source_record__member_version__member__role=role,
+        source_record__member_version__member__current_version=F("source_record__member_version"))
+        .values_list("state").annotate(n=Count("id")).order_by())
+    kinds = Counter(d.disposition for d in run_standing(run).dispositions if d.member == role)
+    return render(request, "reconcile/_member_mappings.html", {
+        "run": run, "role": role, "total": sum(states.values()),
+        "states": [(state, states[state]) for state in Decidable.State.values if states.get(state)],
+        "dispositions": [(name, kinds[name]) for name in dispositions.DISPOSITIONS if kinds.get(name)],
+    })
 
 
 @login_required

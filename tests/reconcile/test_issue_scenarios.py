@@ -233,3 +233,14 @@ def test_finalization_refuses_a_result_that_fails_its_self_check(corpus_run, rev
     assert corpus_run.status_reason == ("the rendered result failed its self-check: "
                                         "EPI-OBJ-1 (epistemic) has no disposition")
     assert not Result.objects.filter(run=corpus_run).exists()
+
+
+def test_the_member_page_counts_the_mappings_of_its_records_not_only_the_statements_it_writes(
+        corpus_run, reviewer, client):
+    assert decide(reviewer, mapping("EPI-OBJ-1", "new"), "accept").status_code == 200
+    client.force_login(reviewer.user)
+    page = client.get(f"/runs/{RUN_ID}/members/epistemic/").content.decode()
+    assert "0 mapping statements" in page and "0 mappings" not in page
+    assert f'hx-get="/runs/{RUN_ID}/reconcile/members/epistemic/mappings/"' in page
+    fragment = client.get(f"/runs/{RUN_ID}/reconcile/members/epistemic/mappings/").content.decode()
+    assert ">13 mappings</a> (12 proposed, 1 accepted) · dispositions: 1 new, 11 open" in fragment
