@@ -192,6 +192,80 @@ def test_decisions_on_the_corpus_run_end_blocked_or_in_a_result_that_passes_its_
     assert "final" in outcomes  # the property is not only ever satisfied by refusing
 
 
+# --- a generated run ---------------------------------------------------------------------------
+
+GENERATED_ID = "AAS-2026-10-05-generated-01"
+NONE_DECLARED = "none declared in this member"
+
+
+def _report(kind: str, title: str, shared: str, tail: str = "") -> str:
+    return (f"---\ntype: agentic-system-analyses/types/agentic-system-{kind}.md\nrun-id: {GENERATED_ID}\n---\n\n"
+            f"# Generated {title}\n\n{shared}{tail}")
+
+
+def _kinds(objects: str, components: str = NONE_DECLARED) -> str:
+    return (f"## Shared records\n\n### Components\n\n{components}\n\n### Operative objects\n\n{objects}\n\n"
+            + "".join(f"### {h}\n\n{NONE_DECLARED}\n\n" for h in (
+                "Routes", "Claims", "Evidenced absences", "Behavioral-authority paths")))
+
+
+@st.composite
+def generated_members(draw) -> dict[str, str]:
+    """A runtime with n numbered objects under one component, a memory member with m objects (some
+    `Part of` another record), one integration issue, and a reconciliation with supersessions and
+    value amendments about the memory records."""
+    n, m = draw(st.integers(1, 3)), draw(st.integers(1, 4))
+    runtime_ids = [f"RT-OBJ-{i}" for i in range(1, n + 1)]
+    memory_ids = [f"MEM-OBJ-{i}" for i in range(1, m + 1)]
+    parents = st.sampled_from(["RT-CMP-1"] + runtime_ids + memory_ids)
+    memory = []
+    for record in memory_ids:
+        parent = draw(st.none() | parents)
+        part = f"\n- Part of: {parent}" if parent and parent != record else ""
+        memory.append(f"#### {record} — Memory view {record[-1]}\n\n- Identity: the memory side of {record}.{part}")
+    amendments = []
+    for record in draw(st.lists(st.sampled_from(memory_ids), max_size=3, unique=True)):
+        if draw(st.booleans()):
+            amendments.append(f"Amendment: {record} is superseded by {draw(st.sampled_from(runtime_ids))}.")
+        else:
+            amendments.append(f"Amendment: {record} gains `Part of: {draw(parents)}`.")
+    runtime = "\n\n".join(f"#### {r} — Runtime object {r[-1]}\n\n- Identity: runtime object {r[-1]}."
+                           for r in runtime_ids)
+    members = {
+        "runtime": _report("runtime-report", "runtime report", _kinds(
+            runtime, "#### RT-CMP-1 — The generated system\n\n- Identity: the whole system.")),
+        "memory": _report("memory-report", "memory report", _kinds("\n\n".join(memory)),
+                          f"## Integration issues\n\n- Overlap: {memory_ids[0]} may be {runtime_ids[0]}.\n"),
+    }
+    if amendments:
+        members["reconciliation"] = _report("reconciliation", "reconciliation",
+                                            "## Reconciliation\n\n" + "\n\n".join(amendments) + "\n")
+    return members
+
+
+def test_decisions_on_a_generated_run_end_blocked_or_in_a_result_that_passes_its_self_check(run_factory):
+    anchor = run_factory(run_id="AAS-2026-10-05-anchor-01")  # keeps the test's transaction busy before @given
+    outcomes = []
+
+    @EXAMPLES
+    @given(members=generated_members(), moves=st.lists(step, max_size=10))
+    def decide(members, moves):
+        def body():
+            run = run_factory(run_id=GENERATED_ID)
+            for role in ("runtime", "memory", "reconciliation"):
+                if role in members:
+                    upload(run, role, members[role])
+            run.refresh_from_db()
+            assert run.status == Run.Status.IN_REVIEW, run.status_reason
+            play(run, moves)
+            settle(run)
+            return assert_coherent_or_blocked(run)
+        outcomes.append(_rolled_back(anchor, body))
+
+    decide()
+    assert "final" in outcomes
+
+
 def test_the_issue_scenarios_played_as_moves_end_coherent(run_factory):
     """The two reported sequences, as explicit moves: part-of accepted then the `new` suggestion
     rejected (EPI-OBJ-3), and EPI-OBJ-2's only mapping rejected then its amendment accepted."""
