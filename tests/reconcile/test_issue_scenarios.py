@@ -244,3 +244,30 @@ def test_the_member_page_counts_the_mappings_of_its_records_not_only_the_stateme
     assert f'hx-get="/runs/{RUN_ID}/reconcile/members/epistemic/mappings/"' in page
     fragment = client.get(f"/runs/{RUN_ID}/reconcile/members/epistemic/mappings/").content.decode()
     assert ">13 mappings</a> (12 proposed, 1 accepted) · dispositions: 1 new, 11 open" in fragment
+
+
+def test_the_seed_runs_result_names_its_members_as_the_run_page_does(run_factory, reviewer, client):
+    from records import services as records_services
+    from tests.conftest import seed_bytes
+    from tests.reconcile.factories import AGENT
+    from tests.reconcile.test_coherence_properties import settle
+
+    run = run_factory(run_id="AAS-2026-09-25-supermemory-02")
+    for role, seed, name in (("result", "000", "000_aa3f7ad8e0e621fa.txt"),):
+        version, _ = records_services.ingest_member_report(run=run, role=role, filename=name, content=seed_bytes(seed),
+                                                           actor=AGENT)
+        records_services.parse_member_version(version_pk=version.pk, actor=WORKER)
+    records_services.validate_run(run=run, actor=WORKER)
+    from reconcile import services
+    services.sync_run(run=run, actor=WORKER)
+    settle(run)
+    run.refresh_from_db()
+    approval.approve_run(run=run, note="Seed run checked.", actor=WORKER)
+    result = approval.finalize_run(run=run, actor=WORKER)
+    assert result is not None, Run.objects.get(pk=run.pk).status_reason
+    client.force_login(reviewer.user)
+    page = client.get(f"/runs/{run.run_id}/").content.decode()
+    assert "<td>000_aa3f7ad8e0e621fa.txt</td>" in page
+    assert "- `000_aa3f7ad8e0e621fa.txt`: result report, version 1, SHA-256 `" in result.markdown
+    assert "- 000_aa3f7ad8e0e621fa.txt SHA-256: " in result.markdown  # Reconciliation's verified hashes too
+    assert "imported-result.md" not in result.markdown
