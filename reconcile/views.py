@@ -374,6 +374,16 @@ def _progress(run: Run) -> dict:
     }
 
 
+def _standing_for(request, run: Run) -> dispositions.Standing:
+    """The run's standing, read once per response: the rows, the out-of-band rows and the blockers of
+    one answer to a decision all show the same state (read after the decision's service returned)."""
+    cached = getattr(request, "_reconcile_standing", None)
+    if cached is None or cached[0] != run.pk:
+        cached = (run.pk, run_standing(run))
+        request._reconcile_standing = cached
+    return cached[1]
+
+
 def _controls(request, run: Run) -> dict:
     """Which controls the page offers: only what the user may do, and nothing on a final run, whose
     decisions are closed for good (DESIGN §3; the services refuse it too, 409 run_final)."""
@@ -680,7 +690,7 @@ def _rows_of(request, run: Run, *, source: str = "", mapping_pks=()) -> list[Pai
     them: a few queries for the items asked for, not for the whole page."""
     wanted = list(_current_mappings(run).filter(Q(source=source) if source else Q(pk__in=mapping_pks)))
     sources = {m.source for m in wanted} | ({source} if source else set())
-    standing = run_standing(run)
+    standing = _standing_for(request, run)
     entered = _entered_as(standing)
     targets = {m.target for m in wanted if m.target}
     targets |= {entered[t] for t in targets if t in entered}
@@ -709,7 +719,8 @@ def _issue_row(decision: IssueDecision) -> IssueRow:
 def _swap_context(request, run: Run) -> dict:
     """What every fragment answering a POST needs besides its rows; the counters go out of band."""
     query = _kept_query(request.GET)
-    return {"run": run, "progress": _progress(run), **_controls(request, run), **blockers_context(run),
+    return {"run": run, "progress": _progress(run), **_controls(request, run),
+            **blockers_context(run, _standing_for(request, run)),
             "csrf_input": _csrf_input(request), "query": query, "oob": True}
 
 
