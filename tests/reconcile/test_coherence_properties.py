@@ -9,10 +9,11 @@ is approved and finalized. Either approval is refused with blockers (each with a
 the stored result passes `reconcile.selfcheck` and says, in its own bytes, no record is both placed
 and without a place, and no accepted amendment names a record without a place.
 
-On the code before issue 10 (checked once with `git stash`), this test finds both contradictions of
-the issue: a record that an accepted `part-of` places and that Limitations says has "no recorded
-place in the shared set" (its rejected `new` suggestion), and an accepted amendment placing a record
-(`EPI-OBJ-2 … Part of: MEM-OBJ-1`) whose only mapping was rejected.
+On the code before issue 10 (checked once, in a worktree at 72befc7 with the self-check lines
+removed), this test finds both contradictions of the issue: a record placed by an accepted mapping
+that Limitations says has "no recorded place in the shared set" (its other, rejected mapping), and
+the accepted amendment `EPI-OBJ-2 supersedes Part of: RT-OBJ-2 with Part of: MEM-OBJ-1` while
+Limitations says MEM-OBJ-1 has no recorded place (every mapping of it rejected).
 
 Examples are few and bounded (the run is built once per test and every example rolls back to it), so
 the test stays well under a minute.
