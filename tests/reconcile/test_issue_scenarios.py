@@ -271,3 +271,20 @@ def test_the_seed_runs_result_names_its_members_as_the_run_page_does(run_factory
     assert "- `000_aa3f7ad8e0e621fa.txt`: result report, version 1, SHA-256 `" in result.markdown
     assert "- 000_aa3f7ad8e0e621fa.txt SHA-256: " in result.markdown  # Reconciliation's verified hashes too
     assert "imported-result.md" not in result.markdown
+
+
+def test_a_decision_redraws_out_of_band_the_rows_of_its_record_that_it_changed(corpus_run, reviewer, client):
+    proposed = reviewer.post(f"{API}/mappings/", {"source": "EPI-OBJ-3", "relation": "part-of", "target": "OBJ-2"},
+                             format="json").json()
+    suggestion = mapping("EPI-OBJ-3", "new")
+    assert decide(reviewer, suggestion, "reject", "not a new record").status_code == 200
+    client.force_login(reviewer.user)
+    response = client.post(f"/runs/{RUN_ID}/reconcile/mappings/{proposed['id']}/decide/?member=epistemic",
+                           {"decision": "accept", "rationale": "a part", "version": proposed["version"]},
+                           HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 200
+    other = body.split(f'<article id="pair-{suggestion.pk}"', 1)[1].split("</article>", 1)[0]
+    assert 'hx-swap-oob="true"' in other.split(">", 1)[0]
+    assert "Alternative not taken: EPI-OBJ-3 part-of OBJ-2 (accepted)." in other
+    assert '<section id="blockers" class="blockers-panel" aria-live="polite" hx-swap-oob="true">' in body
