@@ -3,8 +3,10 @@
 One module per concern, as Zulip split its actions (STYLE.md): `sync` brings the run's current
 member versions into canonical records, mappings and issue decisions; `amendments` keeps one
 decision per amendment or unresolved-conflict paragraph; `mappings` proposes and checks mappings
-and allocates canonical records; `decisions` accepts, rejects and reopens. This package re-exports
-what callers use, so `from reconcile import services; services.decide_mapping(...)` keeps working.
+and allocates canonical records; `decisions` accepts, rejects and reopens, refusing through
+`coherence` an acceptance that would contradict another decision; `revisions` starts a final run's
+successor. This package re-exports what callers use, so `from reconcile import services;
+services.decide_mapping(...)` keeps working.
 
 Every function is keyword-only and writes one audit event per state change, through
 `reviews.audit.record_event`, in the same transaction.

@@ -13,7 +13,7 @@ from reviews.models import Run
 from ..models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 from .amendments import CARRIED, DECIDED_STATES, _follow_decided_mapping, _linked_mappings, current_amendment_decisions
 from .canonical_ids import _kind_of, _resolve_target
-from .coherence import IncoherentDecision, refuse_incoherent  # noqa: F401 — IncoherentDecision re-exported
+from .coherence import refuse_incoherent
 from .errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
 from .mappings import _allocate, _check_target, _ensure_open, current_declaration
 from .snapshots import amendment_snapshot, canonical_snapshot, issue_snapshot, mapping_snapshot
