@@ -93,8 +93,9 @@ class ProposalSerializer(serializers.Serializer):
 class DecisionSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=services.DECISIONS)
     rationale = serializers.CharField(allow_blank=True, required=False, default="")
-    # Missing is a stale read, not bad input: the 409 hands back the current version.
-    version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    # Required: a decision names the version it was made on (a missing one is bad input, 400 naming
+    # `version`; an older one is a stale read, 409 with the item as it is now).
+    version = serializers.IntegerField(min_value=1)
     target = serializers.CharField(max_length=120, allow_blank=True, allow_null=True, required=False, default=None)
 
 

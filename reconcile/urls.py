@@ -6,6 +6,7 @@ urlpatterns = [
     path("", views.runs_list, name="runs"),
     path("runs/<str:run_id>/reconcile/", views.run_reconcile, name="run-reconcile"),
     path("runs/<str:run_id>/reconcile/progress/", views.run_decision_progress, name="run-decision-progress"),
+    path("runs/<str:run_id>/reconcile/members/<str:role>/mappings/", views.member_mappings, name="member-mappings"),
     path("runs/<str:run_id>/reconcile/mappings/<int:mapping_id>/decide/", views.decide_mapping,
          name="reconcile-decide-mapping"),
     path("runs/<str:run_id>/reconcile/issues/<int:issue_id>/decide/", views.decide_issue,
@@ -27,4 +28,5 @@ urlpatterns += [
     path("runs/<str:run_id>/approve/", result_views.approve, name="run-approve"),
     path("runs/<str:run_id>/reopen/", result_views.reopen, name="run-reopen"),
     path("runs/<str:run_id>/finalize/retry/", result_views.retry_finalize, name="run-finalize-retry"),
+    path("runs/<str:run_id>/revise/", result_views.revise, name="run-revise"),
 ]

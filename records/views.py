@@ -105,5 +105,8 @@ def member_detail(request, run_id: str, member_id: str):
     return render(request, "records/member_detail.html", {
         "run": run, "member": member, "version": version, "versions": versions, "groups": groups,
         "annotations": annotations, "issues": issues, "findings": findings, "full_text": full_text,
-        "counts": [(name.replace("_", " "), value) for name, value in full_counts(version.counts).items()],
+        # The parser's `mappings` are the mapping statements this report writes; the mappings of its
+        # records (reconcile's) are loaded beside them on the page.
+        "counts": [("mapping statements" if name == "mappings" else name.replace("_", " "), value)
+                   for name, value in full_counts(version.counts).items()],
     })

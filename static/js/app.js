@@ -18,6 +18,8 @@
   }
 
   var selectedId = null;
+  // The row decided from the keyboard (a, r, c): once its decision is back, the next open row is selected.
+  var advanceFrom = null;
 
   function rows() {
     return Array.prototype.slice.call(document.querySelectorAll("[data-shortcut-row]"));
@@ -36,6 +38,23 @@
     selectedId = row.id;
     if (focus !== false) row.focus({ preventScroll: true });
     if (scroll !== false) row.scrollIntoView({ block: "nearest" });
+  }
+
+  function isOpen(row) {
+    return !!row.querySelector('button[data-decision="accept"]');
+  }
+
+  // After a decision from the keyboard: the next open row below (else above), so a reviewer can go
+  // a, a, r… down the page. A refused decision leaves its row open and selected.
+  function advance(row) {
+    if (isOpen(row)) return false;
+    var all = rows();
+    var index = all.indexOf(row);
+    var after = all.slice(index + 1).concat(all.slice(0, Math.max(index, 0)));
+    var next = after.filter(isOpen)[0];
+    if (!next) return false;
+    select(next);
+    return true;
   }
 
   function move(step) {
@@ -60,6 +79,7 @@
       rationale.focus();
       return;
     }
+    advanceFrom = row.id;
     button.click();
   }
 
@@ -91,7 +111,10 @@
           event.preventDefault();
           delete row.dataset.pendingDecision;
           var button = row.querySelector('button[data-decision="' + pending + '"]');
-          if (button) button.click();
+          if (button) {
+            advanceFrom = row.id;
+            button.click();
+          }
         }
       } else if (event.key === "Escape") {
         target.blur();
@@ -126,6 +149,11 @@
 
   // A decision replaces the row: keep the replacement selected so j/k continue from it.
   document.addEventListener("htmx:afterSwap", function (event) {
+    var decided = advanceFrom && document.getElementById(advanceFrom);
+    if (decided && decided.getAttribute("aria-selected") !== "true" && decided.id === selectedId) {
+      advanceFrom = null;
+      if (advance(decided)) return;
+    }
     var row = selectedId && document.getElementById(selectedId);
     if (row && row.getAttribute("aria-selected") !== "true") {
       // Keep the keyboard focus on the row only if it was there (not in another row's field).

@@ -168,10 +168,13 @@ def test_an_outdated_version_is_a_409_with_the_current_state(run, reviewer, seco
         mapping.pk, "accepted", 2, "token:reviewer-1")
 
 
-def test_a_missing_version_is_a_409_with_the_current_state(run, reviewer):
-    error = assert_error(decide(reviewer, run, suggestion(run), decision="accept", rationale=""), 409,
-                         "stale_version")
-    assert error["details"]["current"]["version"] == 1
+def test_a_decision_without_a_version_is_a_400_naming_the_field(run, reviewer):
+    # Issue 10: this was a 409 stale_version ("reload it and decide again"), though nothing was stale.
+    mapping = suggestion(run)
+    error = assert_error(decide(reviewer, run, mapping, decision="accept", rationale=""), 400, "invalid")
+    assert "version" in error["details"] and error["message"].startswith("version:")
+    mapping.refresh_from_db()
+    assert mapping.state == "proposed"
 
 
 def test_an_unknown_decision_or_a_rejection_without_rationale_is_a_400(run, reviewer):

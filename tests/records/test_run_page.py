@@ -100,7 +100,7 @@ def test_the_member_page_groups_records_by_kind_with_line_anchors(browser, run_f
                     "Behavioral-authority paths"):
         assert heading in html
     assert 'id="RTE-8"' in html
-    assert "20 declarations · 0 annotations · 0 integration issues · 2 sources · 5 mappings" in html
+    assert "20 declarations · 0 annotations · 0 integration issues · 2 sources · 5 mapping statements" in html
     lines = seed_bytes("000").decode().splitlines()
     assert html.count('id="L') == len(lines)  # every line has exactly one anchor
     assert browser.get(f"/runs/{run.run_id}/members/result/", {"version": 9}).status_code == 404
