@@ -1,6 +1,7 @@
 """The frozen source snapshot over the API, and quotations checked against it (DESIGN §4, §6)."""
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import stat
@@ -25,8 +26,10 @@ SOURCE = {
 
 
 def tar_gz(files: dict[str, bytes], *, prefix: str = "") -> bytes:
+    """The same files give the same bytes (gzip's header time fixed at 0), as `git archive` does."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as compressed, \
+            tarfile.open(fileobj=compressed, mode="w") as archive:
         for name, data in files.items():
             info = tarfile.TarInfo(prefix + name)
             info.size = len(data)
@@ -388,7 +391,8 @@ def test_quote_errors_count_among_the_errors_that_block_approval(agent, reviewer
     assert errors() == clean + 1
     response = reviewer.post(f"/api/runs/{run.run_id}/approve/", {"note": "checked"}, format="json")
     assert response.status_code == 409, response.content
-    assert f"Validation found {clean + 1} errors" in response.json()["error"]["message"]
+    blockers = response.json()["error"]["details"]["blockers"]
+    assert any(b["code"] == "validation_error" and "quote-not-found" in b["message"] for b in blockers), blockers
 
 
 @pytest.mark.django_db

@@ -22,11 +22,13 @@ from rest_framework.test import APIClient
 
 from reconcile.models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 from records.models import MemberVersion
+from records.snapshots import upload_source_snapshot
 from reviews.audit import Actor
 from reviews.models import ApiToken
 from reviews.services import issue_token, revoke_token
 from tests.reconcile.factories import MEMORY_SMALL, RUNTIME_SLUG, upload
 from tests.reconcile.page_factories import amendments
+from tests.records.test_source_api import tar_gz
 
 ANONYMOUS, REVOKED, AGENT, PARTICIPANT, REVIEWER, AUDITOR, ADMIN = (
     "anonymous", "revoked token", "agent", "participating agent", "reviewer", "auditor", "admin")
@@ -212,6 +214,8 @@ def world(db, run_factory):
     memory = upload(run, "memory", MEMORY_SMALL)
     amendment = amendments(MemberVersion.objects.get(pk=memory.pk),
                            [("amendment", "MEM-OBJ-memory-facts is narrower than the runtime's.")])[0]
+    upload_source_snapshot(run=run, archive=tar_gz({"src/store.py": b"db.insert(row)\n"}), commit="",
+                           actor=Actor.command("test"))  # GET source/ lists it (404 before any snapshot)
     canonical = CanonicalRecord.objects.filter(run=run).first()
     assert canonical is not None and AmendmentDecision.objects.filter(pk=amendment.pk).exists()
     kwargs = {
