@@ -28,7 +28,19 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SEEDS = ROOT.parent / "shared" / "seeds"
+
+
+def _shared() -> Path:
+    """The shared inputs: BENCH_SHARED, else the nearest `shared/` folder above the checkout (worktrees nest)."""
+    if os.environ.get("BENCH_SHARED"):
+        return Path(os.environ["BENCH_SHARED"])
+    for parent in ROOT.parents:
+        if (parent / "shared" / "seeds").is_dir():
+            return parent / "shared"
+    return ROOT.parent / "shared"
+
+
+SEEDS = _shared() / "seeds"
 sys.path.insert(0, str(ROOT))
 
 
@@ -87,6 +99,9 @@ def main():
     call_command("migrate", verbosity=0)
     print(f"database: {database_url.split('@')[-1]}")
     try:
+        if "--profile-ingest" in sys.argv:
+            profile_ingest()
+            return
         bench_ingest()
         bench_reconcile_page()
         bench_latency()
@@ -139,6 +154,62 @@ def bench_ingest():
     report("ingest per KB", ours * 1000 / kb, "ms/KB")
     report("bare markdown-it-py + sha256 per KB", base * 1000 / kb, "ms/KB")
     report("ratio ingest / bare", ours / base, "x")
+
+
+def profile_ingest():
+    """`bench_ingest`'s 20 uploads under cProfile and a query log: where the time and the statements go."""
+    import cProfile
+    import pstats
+    from collections import Counter
+
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    from records.services import ingest_member_report
+    from reviews.audit import Actor
+    from reviews.models import AuditEvent
+    from reviews.services import create_run
+
+    files = [(p, p.read_bytes()) for p in seed_files()]
+    roles = {"000": "result", "001": "workflow", "002": "memory", "003": "memory"}
+    actor = Actor.command("bench")
+    runs = {}
+    for attempt in range(5):
+        for path, _ in files:
+            runs[(attempt, path.name)] = create_run(
+                actor=actor, run_id=f"AAS-2026-01-01-prof-s{path.name[:3]}-{attempt:02d}", system="Bench",
+                title="bench", run_date="2026-01-01", reviewed_boundary="0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f")
+    events_before = AuditEvent.objects.count()
+    profiler = cProfile.Profile()
+    with CaptureQueriesContext(connection) as queries:
+        profiler.enable()
+        for attempt in range(5):
+            for path, data in files:
+                with transaction.atomic():
+                    ingest_member_report(run=runs[(attempt, path.name)], role=roles[path.name[:3]],
+                                         filename=path.name, content=data, actor=actor)
+        profiler.disable()
+    uploads = 5 * len(files)
+    kinds = Counter()
+    for query in queries.captured_queries:
+        sql = query["sql"].lstrip()
+        verb = sql.split(None, 1)[0].upper()
+        if verb == "INSERT":
+            single = sql.count("VALUES (") <= 1 and "), (" not in sql
+            verb = "INSERT (one row)" if single else "INSERT (bulk)"
+        kinds[verb] += 1
+    events = AuditEvent.objects.count() - events_before
+    print(f"uploads: {uploads}; SQL statements: {len(queries)} ({len(queries) / uploads:.1f} per upload)")
+    for verb, n in kinds.most_common():
+        print(f"  {verb:<20} {n:>6}")
+    actions = Counter(AuditEvent.objects.filter(run__run_id__contains="-prof-").values_list("action", flat=True))
+    print(f"audit events: {events} ({events / uploads:.1f} per upload): {dict(actions)}")
+    stats = pstats.Stats(profiler)
+    parses = sum(v[1] for k, v in stats.stats.items() if k[2] == "parse_report_strict")
+    print(f"parse_report_strict calls: {parses} for {uploads} uploads")
+    here = str(ROOT) + "/(records|reconcile|reviews)/"
+    stats.sort_stats("cumulative").print_stats(here, 25)
+    stats.sort_stats("tottime").print_stats(20)
 
 
 def bench_reconcile_page():
