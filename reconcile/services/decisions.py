@@ -1,0 +1,316 @@
+"""Decisions on mappings, integration issues, amendments and canonical records; decision progress."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from reviews.audit import Actor, record_event
+from reviews.models import Run
+
+from ..models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
+from .amendments import CARRIED, DECIDED_STATES, _follow_decided_mapping, _linked_mappings, current_amendment_decisions
+from .canonical_ids import _kind_of, _resolve_target
+from .errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
+from .mappings import _allocate, _check_target, _ensure_open, current_declaration
+from .snapshots import amendment_snapshot, canonical_snapshot, issue_snapshot, mapping_snapshot
+from .vocabulary import ACCEPT, AMENDMENT_DECISIONS, CARRY, DECISIONS, REJECT, REOPEN, State
+
+
+def _check_decision(decision: str, rationale: str, allowed: tuple[str, ...] = DECISIONS) -> str:
+    """The stripped rationale; ProposalError for a decision not `allowed`, or a reject or carry without one."""
+    if decision not in allowed:
+        raise ProposalError(f"decision must be one of {', '.join(allowed)}, not {decision!r}", "decision")
+    rationale = (rationale or "").strip()
+    if decision == REJECT and not rationale:
+        raise ProposalError("a rejection needs a rationale: say why", "rationale")
+    if decision == CARRY and not rationale:
+        raise ProposalError("carrying it into the result's Limitations needs a rationale: say why it stays open",
+                            "rationale")
+    return rationale
+
+
+def _check_transition(item, decision: str) -> str:
+    """The state the decision leads to, or InvalidDecision."""
+    if decision == REOPEN:
+        if item.state == State.PROPOSED:
+            raise InvalidDecision(f"{_name(item)} is already open (proposed)")
+        return State.PROPOSED
+    if item.state in DECIDED_STATES:
+        raise InvalidDecision(f"{_name(item)} is already {item.state}; reopen it first")
+    return {ACCEPT: State.ACCEPTED, REJECT: State.REJECTED, CARRY: CARRIED}[decision]
+
+
+def _name(item) -> str:
+    if isinstance(item, Mapping):
+        return f"mapping {item.pk} ({item})"
+    if isinstance(item, AmendmentDecision):
+        label = item.label.lower()
+        return (f"{label} {item.pk} (line {item.line} of the {item.member_version.member.role} report, "
+                f"version {item.member_version.version})")
+    return f"integration issue decision {item.pk}"
+
+
+def _decision_values(state: str, rationale: str, actor: Actor, *, member_sha256: str,
+                     content_sha256: str) -> dict[str, Any]:
+    """The columns a decision writes: who decided, when, and what it saw; a reopened item (proposed) clears them."""
+    if state == State.PROPOSED:
+        return {"state": state, "rationale": rationale, "decided_by": "", "decided_at": None,
+                "decided_member_sha256": "", "decided_content_sha256": ""}
+    return {"state": state, "rationale": rationale, "decided_by": actor.label, "decided_at": timezone.now(),
+            "decided_member_sha256": member_sha256, "decided_content_sha256": content_sha256}
+
+
+def _claim(model, item, expected_version: int | None, **values) -> None:
+    """The conditional UPDATE that makes one decision win: 0 rows means someone else got there first."""
+    if expected_version is None or item.version != expected_version:
+        raise StaleVersion(item)
+    updated = model.objects.filter(pk=item.pk, version=expected_version).update(version=F("version") + 1, **values)
+    if not updated:
+        raise StaleVersion(_fresh(model, item.pk))
+
+
+def _read_for_decision(model, pk: int, expected_version: int | None, decision: str):
+    """The item as it is now and the state `decision` leads to; StaleVersion or InvalidDecision otherwise."""
+    current = _fresh(model, pk)
+    if expected_version is None or current.version != expected_version:
+        raise StaleVersion(current)
+    return current, _check_transition(current, decision)
+
+
+def _fresh(model, pk):
+    query = model.objects.all()
+    if model is Mapping:
+        query = query.select_related("source_record__member_version__member")
+    elif model is AmendmentDecision:
+        query = query.select_related("member_version__member").defer("member_version__content",
+                                                                     "member_version__parsed")
+    else:
+        query = query.select_related("issue__member_version__member")
+    return query.get(pk=pk)
+
+
+def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Actor,
+                   expected_version: int | None, target: str | None = None) -> Mapping:
+    """Accept, reject or reopen a mapping. Accepting a `new` mapping allocates its canonical record;
+    `target` changes the target as the mapping is accepted."""
+    rationale = _check_decision(decision, rationale)
+    target = (target or "").strip()
+    run = mapping.run
+    with transaction.atomic():
+        _ensure_open(run)
+        current, new_state = _read_for_decision(Mapping, mapping.pk, expected_version, decision)
+        before = mapping_snapshot(current)
+        extra: dict[str, Any] = {}
+        record = current.source_record
+        if decision == ACCEPT:
+            chosen = target or current.target
+            if current.relation != Mapping.Relation.NEW:
+                chosen = _resolve_target(run, chosen)
+                if (chosen and not CanonicalRecord.objects.filter(run=run, canonical_id=chosen).exists()
+                        and current_declaration(run, chosen) is not None):
+                    raise TargetNotSettled(chosen)
+            _check_target(run, source=current.source, kind=record.kind if record else _kind_of(current.source),
+                          relation=current.relation, target=chosen, allow_own=True)
+            if current.relation in (Mapping.Relation.SAME, Mapping.Relation.NEW):
+                other = (Mapping.objects.filter(run=run, source=current.source, state=State.ACCEPTED,
+                                                relation__in=[Mapping.Relation.SAME, Mapping.Relation.NEW])
+                         .exclude(pk=current.pk).first())
+                if other is not None:
+                    raise InvalidDecision(f"{current.source} is already accepted as mapping {other.pk} "
+                                          f"({other.relation} {other.target}); reopen that one first")
+        values = _decision_values(new_state, rationale, actor,
+                                  member_sha256=record.member_version.sha256 if record else "",
+                                  content_sha256=record.content_sha256 if record else "")
+        if decision == ACCEPT:
+            values["target"] = chosen
+        try:
+            with transaction.atomic():
+                _claim(Mapping, current, expected_version, **values)
+        except IntegrityError:
+            raise InvalidDecision(f"{_name(current)} is proposed again by another open mapping; "
+                                  f"decide that one instead") from None
+        if decision == ACCEPT and current.relation == Mapping.Relation.NEW:
+            canonical, created = _allocate(run, current, values["target"])
+            Mapping.objects.filter(pk=current.pk).update(target=canonical.canonical_id)
+            extra = {"canonical_id": canonical.canonical_id, "canonical_created": created}
+        if decision == REOPEN and before["state"] == State.ACCEPTED and current.relation == Mapping.Relation.NEW:
+            # The allocated ID stays burnt: the canonical record is rejected, never renumbered.
+            withdrawn = CanonicalRecord.objects.filter(
+                run=run, canonical_id=current.target, origin=CanonicalRecord.Origin.MAPPING,
+                source_record_id=current.source, state=CanonicalRecord.State.ACTIVE,
+            ).update(state=CanonicalRecord.State.REJECTED, rationale=f"mapping {current.pk} reopened: {rationale}",
+                     version=F("version") + 1)
+            if withdrawn:
+                extra = {"canonical_withdrawn": current.target}
+        result = _fresh(Mapping, current.pk)
+        # A supersession amendment follows its mapping; this event is the decision of both.
+        followed = _follow_decided_mapping(run, result)
+        if followed:
+            extra = extra | {"amendments": followed}
+        record_event(run=run, actor=actor, action=f"mapping.{_PAST[decision]}", object_type="mapping",
+                     object_id=result.pk, before=before,
+                     after=mapping_snapshot(result) | extra | {
+                         "decided_member_sha256": result.decided_member_sha256,
+                         "decided_content_sha256": result.decided_content_sha256})
+    return result
+
+
+_PAST = {ACCEPT: "accepted", REJECT: "rejected", REOPEN: "reopened", CARRY: "carried"}
+
+
+def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str, actor: Actor,
+                 expected_version: int | None) -> IssueDecision:
+    """Accept, reject or reopen one integration issue."""
+    rationale = _check_decision(decision, rationale)
+    run = issue_decision.run
+    with transaction.atomic():
+        _ensure_open(run)
+        current, new_state = _read_for_decision(IssueDecision, issue_decision.pk, expected_version, decision)
+        before = issue_snapshot(current)
+        values = _decision_values(new_state, rationale, actor, member_sha256=current.issue.member_version.sha256,
+                                  content_sha256=current.issue.content_sha256)
+        _claim(IssueDecision, current, expected_version, **values)
+        result = _fresh(IssueDecision, current.pk)
+        record_event(run=run, actor=actor, action=f"issue.{_PAST[decision]}", object_type="issue_decision",
+                     object_id=result.pk, before=before,
+                     after=issue_snapshot(result) | {"member": result.issue.member_version.member.role,
+                                                     "index": result.issue.index,
+                                                     "decided_member_sha256": result.decided_member_sha256})
+    return result
+
+
+def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: str, actor: Actor,
+                     expected_version: int | None) -> AmendmentDecision:
+    """Accept, reject, carry into the result's Limitations, or reopen one amendment or unresolved
+    conflict of a current member version; a rejection or a carry needs a rationale. Writes one
+    `amendment.<accepted|rejected|carried|reopened>` event.
+
+    A supersession (`X is superseded by Y`, with the supersedes mapping sync derived from it) is
+    decided by its mapping, and the amendment follows it: accepting or rejecting it here decides each
+    of its mappings through `decide_mapping` (each writes its one `mapping.<decision>` event, naming
+    the amendment), exactly as deciding the mapping directly would, so the two never disagree. It
+    cannot be carried: reject it with the reason to keep the supersession out of the shared set.
+    """
+    rationale = _check_decision(decision, rationale, allowed=AMENDMENT_DECISIONS)
+    run = amendment.run
+    with transaction.atomic():
+        _ensure_open(run)
+        current = _fresh(AmendmentDecision, amendment.pk)
+        if expected_version is None or current.version != expected_version:
+            raise StaleVersion(current)
+        member = current.member_version.member
+        if member.current_version_id != current.member_version_id:
+            raise InvalidDecision(f"{_name(current)} is not in the current {member.role} report; "
+                                  f"a later version replaced it")
+        mappings = _linked_mappings(run, current)
+        if mappings:
+            return _decide_supersession(current, mappings, decision, rationale, actor)
+        new_state = _check_transition(current, decision)
+        before = amendment_snapshot(current)
+        values = _decision_values(new_state, rationale, actor, member_sha256=current.member_version.sha256,
+                                  content_sha256=current.content_sha256)
+        _claim(AmendmentDecision, current, expected_version, **values)
+        result = _fresh(AmendmentDecision, current.pk)
+        record_event(run=run, actor=actor, action=f"amendment.{_PAST[decision]}", object_type="amendment_decision",
+                     object_id=result.pk, before=before,
+                     after=amendment_snapshot(result) | {"member": member.role,
+                                                         "decided_member_sha256": result.decided_member_sha256})
+    return result
+
+
+def _decide_supersession(amendment: AmendmentDecision, mappings: list[Mapping], decision: str, rationale: str,
+                         actor: Actor) -> AmendmentDecision:
+    """Decide a supersession amendment through its mappings (in the caller's transaction, run locked)."""
+    if decision == CARRY:
+        raise InvalidDecision(
+            f"{_name(amendment)} states a supersession that mapping {mappings[0].pk} ({mappings[0]}) decides: "
+            f"accept or reject it; a rejection goes into the result's Limitations with its rationale")
+    wanted = {ACCEPT: State.ACCEPTED, REJECT: State.REJECTED, REOPEN: State.PROPOSED}[decision]
+    pending = [m for m in mappings if m.state != wanted]
+    if not pending:
+        raise InvalidDecision(f"{_name(amendment)} is already {amendment.state}"
+                              + ("; reopen it first" if decision != REOPEN else ""))
+    for mapping in pending:
+        decide_mapping(mapping=mapping, decision=decision, rationale=rationale, actor=actor,
+                       expected_version=mapping.version)
+    return _fresh(AmendmentDecision, amendment.pk)
+
+
+def bulk_accept_suggestions(*, run: Run, min_score: float, actor: Actor, rationale: str) -> int:
+    """Accept every open suggestion scoring at least `min_score`, each audited; return how many."""
+    with transaction.atomic():
+        _ensure_open(run)
+        pending = (Mapping.objects.filter(run=run, origin=Mapping.Origin.SUGGESTED, state=State.PROPOSED,
+                                          score__gte=min_score).order_by("pk"))
+        accepted = 0
+        for mapping in pending:
+            try:
+                decide_mapping(mapping=mapping, decision=ACCEPT, rationale=rationale, actor=actor,
+                               expected_version=mapping.version)
+            except RunLocked:
+                raise
+            except (StateConflict, ProposalError):
+                continue  # someone decided it meanwhile, or its target no longer fits: leave it to a human
+            accepted += 1
+    return accepted
+
+
+def reject_canonical_record(*, record: CanonicalRecord, rationale: str, actor: Actor) -> CanonicalRecord:
+    """Take a canonical record out of the shared set; its ID is never given to another record."""
+    rationale = (rationale or "").strip()
+    if not rationale:
+        raise ProposalError("rejecting a canonical record needs a rationale", "rationale")
+    with transaction.atomic():
+        _ensure_open(record.run)
+        before = canonical_snapshot(record)
+        updated = CanonicalRecord.objects.filter(pk=record.pk, state=CanonicalRecord.State.ACTIVE).update(
+            state=CanonicalRecord.State.REJECTED, rationale=rationale, version=F("version") + 1)
+        if not updated:
+            raise InvalidDecision(f"canonical record {record.canonical_id} is already rejected")
+        record.refresh_from_db(fields=["state", "rationale", "version"])
+        record_event(run=record.run, actor=actor, action="canonical.rejected", object_type="canonical_record",
+                     object_id=record.canonical_id, before=before, after=canonical_snapshot(record))
+    return record
+
+
+def current_issue_decisions(run: Run):
+    """Issue decisions on the issues of each member's current version (what approval waits for)."""
+    return IssueDecision.objects.filter(
+        run=run, issue__member_version__member__current_version=F("issue__member_version"))
+
+
+def decision_progress(run: Run) -> dict[str, Any]:
+    """Counts of decided and open items: {"mappings": {...}, "issues": {...}, "amendments": {...},
+    "total", "decided", "undecided", "stale"}; amendments count the current members' amendments and
+    unresolved conflicts (also `carried` and `conflicts`). Three queries, whatever the run's size."""
+    def counts(query) -> dict[str, int]:
+        row = query.aggregate(
+            total=Count("id"),
+            accepted=Count("id", filter=Q(state=State.ACCEPTED)),
+            rejected=Count("id", filter=Q(state=State.REJECTED)),
+            proposed=Count("id", filter=Q(state=State.PROPOSED)),
+            stale=Count("id", filter=Q(state=State.STALE)),
+        )
+        row["decided"] = row["accepted"] + row["rejected"]
+        row["undecided"] = row["proposed"] + row["stale"]
+        return row
+
+    mappings = counts(Mapping.objects.filter(run=run))
+    issues = counts(current_issue_decisions(run))
+    amendments = current_amendment_decisions(run).aggregate(
+        total=Count("id"),
+        accepted=Count("id", filter=Q(state=State.ACCEPTED)),
+        rejected=Count("id", filter=Q(state=State.REJECTED)),
+        carried=Count("id", filter=Q(state=CARRIED)),
+        proposed=Count("id", filter=Q(state=State.PROPOSED)),
+        stale=Count("id", filter=Q(state=State.STALE)),
+        conflicts=Count("id", filter=Q(kind=AmendmentDecision.Kind.UNRESOLVED_CONFLICT)),
+    )
+    amendments["decided"] = amendments["accepted"] + amendments["rejected"] + amendments["carried"]
+    amendments["undecided"] = amendments["proposed"] + amendments["stale"]
+    blocks = (mappings, issues, amendments)
+    return {"mappings": mappings, "issues": issues, "amendments": amendments,
+            **{key: sum(block[key] for block in blocks) for key in ("total", "decided", "undecided", "stale")}}
