@@ -16,7 +16,7 @@ from datetime import timedelta
 from typing import Any, Collection, Sequence
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Max, Q
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
@@ -210,7 +210,10 @@ def ingest_member_report(
 def _locked_member(run: Run, role: str) -> MemberReport:
     """The run's member for `role`, row-locked; created on its first upload (the run's lock is held)."""
     member = MemberReport.objects.select_for_update().filter(run=run, role=role).first()
-    return member if member is not None else MemberReport.objects.create(run=run, role=role)
+    if member is None:
+        member = MemberReport.objects.create(run=run, role=role)
+        member.new = True  # no versions yet
+    return member
 
 
 def _start_validating(run: Run, *, reason: str) -> dict | None:
@@ -224,7 +227,8 @@ def _start_validating(run: Run, *, reason: str) -> dict | None:
 
 def _new_version(*, member: MemberReport, filename: str, content: bytes, sha256: str,
                  actor: Actor) -> MemberVersion:
-    number = (member.versions.aggregate(n=Max("version"))["n"] or 0) + 1
+    # A member created by this upload has no versions yet: no need to ask for the highest number.
+    number = 1 if getattr(member, "new", False) else (member.versions.aggregate(n=Max("version"))["n"] or 0) + 1
     version = MemberVersion.objects.create(
         member=member, version=number, filename=filename, content=content, sha256=sha256, size=len(content),
         uploaded_by=actor.label, queued_at=timezone.now(),
@@ -408,7 +412,11 @@ def request_validation(run: Run) -> bool:
     that creates the run's ValidationRequest queues `validate_run`; the task
     claims it (see `validate_requested`). True when this call queued the task.
     """
-    _request, created = ValidationRequest.objects.get_or_create(run=run)
+    table = ValidationRequest._meta.db_table
+    with connection.cursor() as cursor:  # one statement: create it unless one is pending
+        cursor.execute(f'INSERT INTO "{table}" (run_id, requested_at) VALUES (%s, %s) ON CONFLICT (run_id) DO NOTHING',
+                       [run.pk, timezone.now()])
+        created = cursor.rowcount == 1
     if created:
         _queue_after_commit("validate_run", run.pk)
     return created
@@ -425,7 +433,7 @@ def validate_requested(*, run: Run, actor: Actor) -> tuple[ValidationReport | No
         claimed, _ = ValidationRequest.objects.filter(run=locked).delete()
         if not claimed and locked.status != Run.Status.VALIDATING:
             return None, "no validation pending"
-        report = validate_run(run=locked, actor=actor)
+        report = _validate_locked(locked, actor=actor)
     run.status, run.status_reason, run.manifest_sha256 = locked.status, locked.status_reason, locked.manifest_sha256
     if report is None:
         return None, "waiting for parses"
@@ -451,58 +459,70 @@ def validate_run(
     """
     with transaction.atomic():
         locked_run = lock_run(run)
-        versions = sorted(current_versions(locked_run), key=lambda v: v.member.role)
-        waiting = {MemberVersion.Status.RECEIVED, MemberVersion.Status.PARSING}
-        if any(v.status in waiting for v in versions):
-            return None
-        usable = [v for v in versions if v.status in (MemberVersion.Status.PARSED, MemberVersion.Status.VALIDATED)]
-        failed = [v for v in versions if v.status == MemberVersion.Status.FAILED]
-        inputs = [MemberInput(name=v.member.role, role=v.member.role, report=parse_cache.version_report(v))
-                  for v in usable]
-        found = validate_set(inputs, RunFacts(run_id=locked_run.run_id, reviewed_boundary=locked_run.reviewed_boundary),
-                             canonical_ids=canonical_ids, extra_mappings=extra_mappings)
-        _manifest_text, digest = run_manifest(versions)
-        report = _store_findings(locked_run, versions, digest, found)
-        locked_run.manifest_sha256 = digest
-        fields = ["manifest_sha256"]
-        move = None
-        if failed and locked_run.status in (Run.Status.VALIDATING, Run.Status.IN_REVIEW):
-            reason = "; ".join(f"{v.member.role} v{v.version} failed: {v.status_reason}" for v in failed)
-            move = {"before": locked_run.transition_to(Run.Status.FAILED, reason=reason), "after": Run.Status.FAILED,
-                    "reason": reason}
-        elif not failed and locked_run.status == Run.Status.VALIDATING:
-            move = {"before": locked_run.transition_to(Run.Status.IN_REVIEW), "after": Run.Status.IN_REVIEW,
-                    "reason": ""}
-        if move:
-            fields += Run.STATUS_FIELDS
-        locked_run.save(update_fields=fields)
-        MemberVersion.objects.filter(pk__in=[v.pk for v in usable], status=MemberVersion.Status.PARSED).update(
-            status=MemberVersion.Status.VALIDATED)
-        after = {"errors": report.errors, "warnings": report.warnings, "manifest_sha256": digest,
-                 "members": {v.member.role: v.sha256 for v in versions}}
-        if move:
-            after["run_status"] = move
-        record_event(run=locked_run, actor=actor, action="run.validated", object_type="run",
-                     object_id=locked_run.run_id, after=after)
-        _queue_reconcile_sync(locked_run.pk)
-    run.status, run.status_reason, run.manifest_sha256 = locked_run.status, locked_run.status_reason, digest
-    run.failed_from = locked_run.failed_from
+        report = _validate_locked(locked_run, actor=actor, canonical_ids=canonical_ids,
+                                  extra_mappings=extra_mappings)
+    if report is not None:
+        run.status, run.status_reason, run.manifest_sha256 = (locked_run.status, locked_run.status_reason,
+                                                              locked_run.manifest_sha256)
+        run.failed_from = locked_run.failed_from
+    return report
+
+
+def _validate_locked(locked_run: Run, *, actor: Actor, canonical_ids: Collection[str] = (),
+                     extra_mappings: Sequence[tuple[str, str, str]] = ()) -> ValidationReport | None:
+    """`validate_run` on a run whose row lock the caller holds (in its transaction)."""
+    versions = sorted(current_versions(locked_run), key=lambda v: v.member.role)
+    waiting = {MemberVersion.Status.RECEIVED, MemberVersion.Status.PARSING}
+    if any(v.status in waiting for v in versions):
+        return None
+    usable = [v for v in versions if v.status in (MemberVersion.Status.PARSED, MemberVersion.Status.VALIDATED)]
+    failed = [v for v in versions if v.status == MemberVersion.Status.FAILED]
+    inputs = [MemberInput(name=v.member.role, role=v.member.role, report=parse_cache.version_report(v))
+              for v in usable]
+    found = validate_set(inputs, RunFacts(run_id=locked_run.run_id, reviewed_boundary=locked_run.reviewed_boundary),
+                         canonical_ids=canonical_ids, extra_mappings=extra_mappings)
+    _manifest_text, digest = run_manifest(versions)
+    report = _store_findings(locked_run, versions, digest, found)
+    locked_run.manifest_sha256 = digest
+    fields = ["manifest_sha256"]
+    move = None
+    if failed and locked_run.status in (Run.Status.VALIDATING, Run.Status.IN_REVIEW):
+        reason = "; ".join(f"{v.member.role} v{v.version} failed: {v.status_reason}" for v in failed)
+        move = {"before": locked_run.transition_to(Run.Status.FAILED, reason=reason), "after": Run.Status.FAILED,
+                "reason": reason}
+    elif not failed and locked_run.status == Run.Status.VALIDATING:
+        move = {"before": locked_run.transition_to(Run.Status.IN_REVIEW), "after": Run.Status.IN_REVIEW,
+                "reason": ""}
+    if move:
+        fields += Run.STATUS_FIELDS
+    locked_run.save(update_fields=fields)
+    MemberVersion.objects.filter(pk__in=[v.pk for v in usable], status=MemberVersion.Status.PARSED).update(
+        status=MemberVersion.Status.VALIDATED)
+    after = {"errors": report.errors, "warnings": report.warnings, "manifest_sha256": digest,
+             "members": {v.member.role: v.sha256 for v in versions}}
+    if move:
+        after["run_status"] = move
+    record_event(run=locked_run, actor=actor, action="run.validated", object_type="run",
+                 object_id=locked_run.run_id, after=after)
+    _queue_reconcile_sync(locked_run.pk)
     return report
 
 
 def _store_findings(run: Run, versions, digest: str, found) -> ValidationReport:
     """The report on this manifest with exactly these findings (a rerun replaces them)."""
-    report, _ = ValidationReport.objects.get_or_create(run=run, manifest_sha256=digest)
+    errors = sum(1 for f in found if f.severity == Finding.Severity.ERROR)
+    report, created = ValidationReport.objects.get_or_create(
+        run=run, manifest_sha256=digest, defaults={"errors": errors, "warnings": len(found) - errors})
     by_role = {v.member.role: v for v in versions}
-    report.findings.all().delete()
+    if not created:
+        report.findings.all().delete()
+        report.errors, report.warnings = errors, len(found) - errors
+        report.save(update_fields=["errors", "warnings"])
     Finding.objects.bulk_create([
         Finding(report=report, member_version=by_role.get(f.member), member=f.member[:40], code=f.code[:80],
                 severity=f.severity, record_id=f.record_id[:120], line=max(f.line, 0), message=f.message)
         for f in found
     ])
-    report.errors = sum(1 for f in found if f.severity == Finding.Severity.ERROR)
-    report.warnings = len(found) - report.errors
-    report.save(update_fields=["errors", "warnings"])
     return report
 
 
