@@ -17,7 +17,7 @@ from typing import Any, Collection, Sequence
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Max, Q
+from django.db.models import F, Q
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
@@ -183,8 +183,7 @@ def ingest_member_report(
             raise RunClosed(f"run {locked_run.run_id} is {locked_run.status}; uploads are refused once a run is "
                             "approved/final; reopen it first", details={"status": locked_run.status})
         member = _locked_member(locked_run, role)
-        current = (MemberVersion.objects.filter(pk=member.current_version_id).defer("content", "parsed").first()
-                   if member.current_version_id else None)
+        current = member.current_version
         if current is not None and current.sha256 == sha256:
             version, created = current, False
             queued = _retry_if_failed(current)
@@ -209,11 +208,10 @@ def ingest_member_report(
 
 def _locked_member(run: Run, role: str) -> MemberReport:
     """The run's member for `role`, row-locked; created on its first upload (the run's lock is held)."""
-    member = MemberReport.objects.select_for_update().filter(run=run, role=role).first()
-    if member is None:
-        member = MemberReport.objects.create(run=run, role=role)
-        member.new = True  # no versions yet
-    return member
+    member = (MemberReport.objects.select_for_update(of=("self",)).filter(run=run, role=role)
+              .select_related("current_version").defer("current_version__content", "current_version__parsed")
+              .first())
+    return member if member is not None else MemberReport.objects.create(run=run, role=role)
 
 
 def _start_validating(run: Run, *, reason: str) -> dict | None:
@@ -227,8 +225,8 @@ def _start_validating(run: Run, *, reason: str) -> dict | None:
 
 def _new_version(*, member: MemberReport, filename: str, content: bytes, sha256: str,
                  actor: Actor) -> MemberVersion:
-    # A member created by this upload has no versions yet: no need to ask for the highest number.
-    number = 1 if getattr(member, "new", False) else (member.versions.aggregate(n=Max("version"))["n"] or 0) + 1
+    # Versions are only made here and each becomes current, so the current one holds the highest number.
+    number = member.current_version.version + 1 if member.current_version_id else 1
     version = MemberVersion.objects.create(
         member=member, version=number, filename=filename, content=content, sha256=sha256, size=len(content),
         uploaded_by=actor.label, queued_at=timezone.now(),
