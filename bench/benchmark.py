@@ -6,9 +6,20 @@
 It works on a database of its own: a fresh PostgreSQL database `aas_bench_<pid>`
 on BENCH_PG (default postgres://postgres@127.0.0.1:5432) when PostgreSQL
 answers, SQLite in a temporary folder otherwise; dropped at the end.
-Tasks run in process for the ingest and latency measurements; the upload
-throughput test serves the app with gunicorn and queues to Redis when
-REDIS_URL is set (on a queue of its own, purged afterwards).
+Parts (run all, or name some: `bench/benchmark.py ingest latency`):
+
+- ingest: the four seeds through upload, parse, validation (and reconcile's
+  sync, timed apart), tasks in process, against bare markdown-it-py + SHA-256;
+- page: the reconciliation page at 20 and 2,000 records;
+- latency: upload → validated and approve → final for the seed run, and a
+  generated 2 MB report, through Redis and a real worker process the bench
+  starts (and stops) on a queue of its own;
+- uploads: gunicorn (4 workers) on this database, 8 client threads uploading
+  against GET /api/whoami/, then the stored versions are counted.
+
+`--profile-ingest` prints the ingest's cProfile, SQL statements and audit events.
+Redis: REDIS_URL, else redis://127.0.0.1:6379/10 when it answers; queues are
+deleted afterwards.
 """
 from __future__ import annotations
 
@@ -88,12 +99,18 @@ def free_port() -> int:
 def main():
     database_url, drop = prepare_database()
     os.environ.update({"DATABASE_URL": database_url, "DEBUG": "1", "DJANGO_SETTINGS_MODULE": "config.settings"})
-    # In-process tasks for the in-process measurements; the upload test queues to Redis when it answers,
-    # as production does (nothing consumes that queue: it is deleted afterwards).
-    redis_url = os.environ.pop("REDIS_URL", "") or ("redis://127.0.0.1:6379/10" if redis_answers() else "")
+    # Redis is the broker when it answers (the latency measurements need it); the in-process measurements
+    # run their tasks eagerly all the same. The upload test queues to Redis as production does (nothing
+    # consumes that queue: it is deleted afterwards).
+    redis_url = os.environ.get("REDIS_URL", "") or ("redis://127.0.0.1:6379/10" if redis_answers() else "")
+    if redis_url:
+        os.environ["REDIS_URL"] = redis_url
     import django
 
     django.setup()
+    from config.celery import app
+
+    app.conf.task_always_eager = True
     import logging
 
     logging.getLogger("celery").setLevel(logging.WARNING)  # not a line per eager task
@@ -105,10 +122,16 @@ def main():
         if "--profile-ingest" in sys.argv:
             profile_ingest()
             return
-        bench_ingest()
-        bench_reconcile_page()
-        bench_latency()
-        bench_uploads(database_url, redis_url)
+        # `bench/benchmark.py latency uploads` runs only those parts; no argument runs every part.
+        wanted = {arg for arg in sys.argv[1:] if not arg.startswith("-")} or {"ingest", "page", "latency", "uploads"}
+        if "ingest" in wanted:
+            bench_ingest()
+        if "page" in wanted:
+            bench_reconcile_page()
+        if "latency" in wanted:
+            bench_latency(database_url, redis_url)
+        if "uploads" in wanted:
+            bench_uploads(database_url, redis_url)
     finally:
         from django.db import connections
 
@@ -281,35 +304,135 @@ def bench_reconcile_page():
                "first load of the run: word diffs computed")
 
 
-def bench_latency():
-    """Upload → validated → result ready for the seed run, tasks in process."""
+def generated_report(size: int = 2 * 1024 * 1024) -> bytes:
+    """A memory report of about `size` bytes: seed 002 repeated, each copy's record IDs renamed (`-g7`)."""
+    import re
+
+    seed = next(p for p in seed_files() if p.name.startswith("002")).read_text()
+    ids = re.compile(r"\b(MEM-[A-Z]{3}-[A-Za-z0-9-]+)")
+    parts, total, n = [seed], len(seed.encode()), 0
+    while total < size:
+        n += 1
+        copy = ids.sub(lambda m: f"{m.group(1)}-g{n}", seed)
+        parts.append(copy)
+        total += len(copy.encode())
+    return "\n".join(parts).encode()
+
+
+def bare_parse_and_hash(data: bytes) -> float:
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        md.parse(data.decode("utf-8"))
+        hashlib.sha256(data).hexdigest()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def wait_for(predicate, timeout: float = 120.0, interval: float = 0.005):
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError("the worker did not finish in time")
+
+
+def bench_latency(database_url: str, redis_url: str):
+    """Upload → validated and approve → final for the seed run, through Redis and a real worker process;
+    then upload → validated for a generated 2 MB report. Each with its baseline and ratio."""
+    if not redis_url:
+        report("pipeline latency with a real worker", "skipped", "", "Redis does not answer")
+        return
+    from config.celery import app
+
+    queue = f"aas-bench-worker-{uuid.uuid4().hex[:6]}"
+    name = f"{queue}@%h"
+    env = dict(os.environ, DATABASE_URL=database_url, REDIS_URL=redis_url, CELERY_QUEUE=queue, DEBUG="1")
+    # One worker process (prefork, one child), as `make run` starts; its log goes to var/bench-worker.log.
+    (ROOT / "var").mkdir(exist_ok=True)
+    log = open(ROOT / "var" / "bench-worker.log", "wb")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "-n", name, "--concurrency=1",
+         "--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    previous = (app.conf.task_always_eager, app.conf.task_default_queue)
+    app.conf.task_always_eager, app.conf.task_default_queue = False, queue
+    try:
+        started = time.perf_counter()
+        wait_for(lambda: worker.poll() is None and app.control.ping(timeout=0.5, destination=[
+            name.replace("%h", socket.gethostname())]), timeout=90, interval=0.2)
+        report("worker start-up (not part of any figure)", (time.perf_counter() - started) * 1000, "ms")
+        seed_run_latency()
+        big = generated_report()
+        upload_to_validated(big, role="memory", run_id="AAS-2026-01-03-latency2mb-01",
+                            label=f"upload -> validated, generated {len(big) / 1024 / 1024:.1f} MB report")
+    finally:
+        app.conf.task_always_eager, app.conf.task_default_queue = previous
+        os.killpg(worker.pid, signal.SIGTERM)
+        try:
+            worker.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+        log.close()
+        with app.connection_for_write() as conn:
+            conn.default_channel.queue_delete(queue)
+
+
+def upload_to_validated(data: bytes, *, role: str, run_id: str, label: str, target_ms: float | None = None):
+    """Upload in a committed transaction; the worker parses, validates (and syncs). Returns the run."""
     from django.db import transaction
 
     from records.models import MemberVersion
     from records.services import ingest_member_report
     from reviews.audit import Actor
+    from reviews.models import Run
     from reviews.services import create_run
 
     actor = Actor.command("bench")
-    data = next(p for p in seed_files() if p.name.startswith("000")).read_bytes()
-    run = create_run(actor=actor, run_id="AAS-2026-01-03-latency-01", system="Bench", title="latency",
-                     run_date="2026-01-03", reviewed_boundary="0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f")
+    run = create_run(actor=actor, run_id=run_id, system="Bench", title="latency", run_date="2026-01-03",
+                     reviewed_boundary="0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f")
     start = time.perf_counter()
     with transaction.atomic():
-        version, _ = ingest_member_report(run=run, role="result", filename="000.txt", content=data, actor=actor)
-    version = MemberVersion.objects.get(pk=version.pk)
-    validated = time.perf_counter() - start
-    report("upload -> validated (seed 000, in process)", validated * 1000, "ms", f"status {version.status}")
-    decide_everything(run=run, actor=actor)
+        version, _ = ingest_member_report(run=run, role=role, filename=f"{role}.txt", content=data, actor=actor)
+    wait_for(lambda: MemberVersion.objects.filter(pk=version.pk, status__in=["validated", "failed"]).exists()
+             and Run.objects.filter(pk=run.pk).exclude(status="validating").exists())
+    elapsed = time.perf_counter() - start
+    status = MemberVersion.objects.get(pk=version.pk).status
+    bare = bare_parse_and_hash(data)
+    note = f"status {status}; bare parse+hash {bare * 1000:.1f} ms, ratio {elapsed / bare:.1f}x"
+    if target_ms:
+        note += f"; target {target_ms:.0f} ms, ratio {elapsed * 1000 / target_ms:.2f}"
+    report(label, elapsed * 1000, "ms", note)
+    return run
+
+
+def seed_run_latency():
+    from django.db import transaction
+
     from reconcile.approval import approve_run
     from reconcile.models import Result
+    from reviews.audit import Actor
+    from reviews.models import AuditEvent
 
+    actor = Actor.command("bench")
+    data = next(p for p in seed_files() if p.name.startswith("000")).read_bytes()
+    run = upload_to_validated(data, role="result", run_id="AAS-2026-01-03-latency-01",
+                              label="upload -> validated (seed 000, real worker)", target_ms=1000)
+    # The worker's sync follows the validation; the reviewer decides once it has landed (not timed).
+    wait_for(lambda: AuditEvent.objects.filter(run=run, action="reconcile.synced").exists())
+    decide_everything(run=run, actor=actor)
+    start = time.perf_counter()
     with transaction.atomic():
         approve_run(run=run, note="benchmark: every mapping and issue accepted", actor=actor)
-    # The finalize task ran in process when the approval committed.
-    result = Result.objects.filter(run=run).first()
-    report("upload -> decided -> result ready (seed 000, in process)", (time.perf_counter() - start) * 1000, "ms",
-           f"result {result.sha256[:12] if result else 'MISSING'}")
+    result = wait_for(lambda: Result.objects.filter(run=run).first())
+    elapsed = time.perf_counter() - start
+    report("approve -> final (seed 000, real worker)", elapsed * 1000, "ms",
+           f"result {result.sha256[:12]}; target 2000 ms, ratio {elapsed / 2:.2f}")
 
 
 def decide_everything(*, run, actor):
@@ -410,7 +533,6 @@ def bench_uploads(database_url: str, redis_url: str):
         if redis_url:
             from config.celery import app
 
-            app.conf.broker_url = redis_url
             with app.connection_for_write() as conn:
                 conn.default_channel.queue_delete(queue)
 
