@@ -24,6 +24,8 @@ from . import result_api  # noqa: E402
 
 urlpatterns += [
     _path("runs/<str:run_id>/approve/", result_api.ApproveView.as_view(), name="api-run-approve"),
+    _path("runs/<str:run_id>/revise/", result_api.ReviseView.as_view(), name="api-run-revise"),
+    _path("runs/<str:run_id>/blockers/", result_api.BlockersView.as_view(), name="api-run-blockers"),
     _path("runs/<str:run_id>/reopen/", result_api.ReopenView.as_view(), name="api-run-reopen"),
     _path("runs/<str:run_id>/finalize/retry/", result_api.FinalizeRetryView.as_view(), name="api-run-finalize-retry"),
     _path("runs/<str:run_id>/result/", result_api.ResultView.as_view(), name="api-run-result"),

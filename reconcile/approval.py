@@ -23,22 +23,21 @@ from django.utils import timezone
 
 from records import archives
 from records.document import ParsedReport
-from records.models import Finding, IntegrationIssue, MemberVersion, ValidationReport
 from records import parsed as parse_cache
+from records.models import IntegrationIssue, MemberVersion
 from records.validation import ERROR, WARNING, MemberInput, RunFacts, validate_set
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import AuditEvent, Run
 
-from . import bundles, rendering
+from . import bundles, dispositions, rendering, selfcheck
 from . import services as reconcile_services
+from .blockers import run_standing
 from .models import AmendmentDecision as AmendmentDecisionRow
 from .models import Approval, CanonicalRecord, Mapping, Result
 from .models import IssueDecision as IssueDecisionRow
 
 logger = logging.getLogger(__name__)
 
-# How many undecided items or findings a blocker names before it says "and N more".
-FIRST_ITEMS = 5
 RESULT_DISPOSITIONS = ("complete", "blocked", "out-of-scope")
 # Sections of a member that the result carries elsewhere, not as verbatim prose.
 NOT_PROSE = {
@@ -53,11 +52,14 @@ BOUNDARY_SECTION = "boundary and evidence"
 
 
 class ApprovalBlocked(Exception):
-    """The run cannot be approved now; `reasons` says what blocks, one line each."""
+    """The run cannot be approved (or reopened, or retried) now; `reasons` says what blocks, one line
+    each, and `blockers` (for approval) the same as `{code, record, message, link}` items."""
 
-    def __init__(self, reasons: list[str]):
+    def __init__(self, reasons: list[str], blockers: list[dispositions.Blocker] | tuple = (), code: str = ""):
         super().__init__(" ".join(reasons))
         self.reasons = reasons
+        self.blockers = list(blockers)
+        self.code = code  # the API's error code when the state itself says it (`run_final`)
 
 
 class NoteRequired(ValueError):
@@ -94,96 +96,10 @@ def run_manifest(versions: list[MemberVersion]) -> tuple[str, str]:
     return text, archives.manifest_sha256(text)
 
 
-def _first(items: list[str]) -> str:
-    shown = ", ".join(items[:FIRST_ITEMS])
-    more = len(items) - FIRST_ITEMS
-    return shown + (f" and {more} more" if more > 0 else "")
-
-
-def _open_states() -> list[str]:
-    return [Mapping.State.PROPOSED, Mapping.State.STALE]
-
-
-def approval_blockers(run: Run) -> list[str]:
-    """Everything that stops `run` from being approved now; [] when it can be."""
-    blockers: list[str] = []
-    if run.status != Run.Status.IN_REVIEW:
-        blockers.append(f"The run is {run.status}; only a run in review can be approved.")
-    versions = current_versions(run)
-    if not versions:
-        blockers.append("The run has no member reports.")
-        return blockers
-    _text, digest = run_manifest(versions)
-    if run.manifest_sha256 != digest:
-        blockers.append(
-            "Validation is stale: the run's manifest hash "
-            f"{run.manifest_sha256 or '(none yet)'} does not match the current member versions ({digest}); "
-            "wait for validation to finish."
-        )
-    else:
-        report = ValidationReport.objects.filter(run=run, manifest_sha256=digest).order_by("-created_at", "-id").first()
-        if report is None:
-            blockers.append("The current member versions have not been validated yet; wait for validation to finish.")
-        elif report.errors:
-            firsts = [
-                f"{f.code} in {f.member or 'the set'}{' at ' + f.record_id if f.record_id else ''}"
-                for f in Finding.objects.filter(report=report, severity=Finding.Severity.ERROR).order_by("id")[:FIRST_ITEMS]
-            ]
-            blockers.append(
-                f"Validation found {report.errors} error{'s' if report.errors != 1 else ''}"
-                + (f" (first: {', '.join(firsts)})" if firsts else "")
-                + "; errors block approval."
-            )
-    open_mappings = list(
-        Mapping.objects.filter(run=run, state__in=_open_states()).order_by("source", "id").values_list("source", "relation", "target", "state")
-    )
-    if open_mappings:
-        blockers.append(
-            f"{len(open_mappings)} mapping{'s' if len(open_mappings) != 1 else ''} undecided: "
-            + _first([f"{rendering.relation_phrase(s, r, t)} ({state})" for s, r, t, state in open_mappings])
-            + "."
-        )
-    issues = (
-        IntegrationIssue.objects.filter(member_version__in=versions)
-        .select_related("member_version__member", "decision")
-        .order_by("member_version__member__role", "index")
-    )
-    open_issues = []
-    for issue in issues:
-        decision = getattr(issue, "decision", None)
-        if decision is None or decision.is_open:
-            state = decision.state if decision is not None else "proposed"
-            open_issues.append(f"{issue.member_version.member.role} issue {issue.index} ({state})")
-    if open_issues:
-        blockers.append(
-            f"{len(open_issues)} integration issue{'s' if len(open_issues) != 1 else ''} undecided: "
-            + _first(open_issues)
-            + "."
-        )
-    open_amendments = _open_amendments(versions)
-    if open_amendments:
-        blockers.append(
-            f"{len(open_amendments)} amendment{'s' if len(open_amendments) != 1 else ''} or unresolved "
-            f"conflict{'s' if len(open_amendments) != 1 else ''} undecided: " + _first(open_amendments) + "."
-        )
-    return blockers
-
-
-def _open_amendments(versions: list[MemberVersion]) -> list[str]:
-    """Each paragraph of the current versions whose decision is open, stale or not made yet (read from
-    the stored paragraphs, so a version sync has not reached yet blocks too)."""
-    rows = {(r.member_version_id, r.index): r for r in AmendmentDecisionRow.objects.filter(member_version__in=versions)}
-    found = []
-    for version in versions:
-        for index, paragraph in enumerate(reconcile_services.stated_paragraphs(version), start=1):
-            row = rows.get((version.pk, index))
-            if row is None or row.is_open or row.content_sha256 != reconcile_services.amendment_sha256(
-                    paragraph["kind"], paragraph["text"]):
-                label = "conflict" if paragraph["kind"] == AmendmentDecisionRow.Kind.UNRESOLVED_CONFLICT else "amendment"
-                state = ("not yet synced" if row is None else row.state if row.is_open
-                         else "text changed since its decision")
-                found.append(f"{version.member.role} {label} at line {paragraph['line']} ({state})")
-    return found
+def approval_blockers(run: Run, versions: list[MemberVersion] | None = None) -> list[dispositions.Blocker]:
+    """Everything that stops `run` from being approved now ([] when it can be), from the one place
+    that says so (`reconcile.blockers.run_standing`)."""
+    return list(run_standing(run, versions).blockers)
 
 
 # --- approval and reopening -------------------------------------------------
@@ -222,10 +138,13 @@ def approve_run(*, run: Run, note: str, actor: Actor) -> Approval:
         raise NoteRequired("note: say what you checked and how; the note is carried into the result.")
     with transaction.atomic():
         locked = lock_run(run)
-        blockers = approval_blockers(locked)
+        if locked.status == Run.Status.FINAL:
+            raise ApprovalBlocked(["The run is final and closed for good; revise it to change it."], code="run_final")
+        versions = current_versions(locked)
+        blockers = approval_blockers(locked, versions)
         if blockers:
-            raise ApprovalBlocked(blockers)
-        manifest, digest = run_manifest(current_versions(locked))
+            raise ApprovalBlocked([b.message for b in blockers], blockers)
+        manifest, digest = run_manifest(versions)
         approval = Approval.objects.create(
             run=locked, note=note, approved_by=actor.label, manifest=manifest, manifest_sha256=digest,
         )
@@ -264,6 +183,8 @@ def reopen_run(*, run: Run, reason: str, actor: Actor) -> Run:
         raise NoteRequired("reason: say why the run goes back to review.")
     with transaction.atomic():
         locked = lock_run(run)
+        if locked.status == Run.Status.FINAL:
+            raise ApprovalBlocked(["The run is final and closed for good; revise it to change it."], code="run_final")
         if locked.status != Run.Status.APPROVED and not finalization_failed(locked):
             raise ApprovalBlocked([f"The run is {locked.status}; only an approved run that is not final can be reopened."])
         approval = current_approval(locked)
@@ -293,6 +214,12 @@ class _Member:
     @property
     def role(self) -> str:
         return self.version.member.role
+
+    @property
+    def shown_name(self) -> str:
+        """The file name the run page and the API show (the uploaded name), which the result uses too;
+        `name` is the set layout's name that manifests pin."""
+        return self.version.filename or self.name
 
 
 def finalize_run(*, run: Run, actor: Actor) -> Result | None:
@@ -453,13 +380,29 @@ def _render(run: Run, approval: Approval) -> tuple[str, dict]:
             f"re-validation of the stored member bytes found {len(errors)} error(s): {first}"
         )
     warnings = sum(1 for f in findings if f.severity == WARNING)
+    standing = run_standing(run)
+    late = [b for b in standing.blockers if b.code in dispositions.CONFLICT_CODES + (
+        dispositions.OPEN_DISPOSITION, dispositions.OPEN_ALTERNATIVE)]
+    if late:
+        raise FinalizationRefused("the decisions no longer support approval: " + "; ".join(b.message for b in late[:3]))
     data = gather_result_input(
         run=run, approval=approval, members=members, canonical=canonical, mappings=mappings, warnings=warnings,
+        standing=standing,
     )
     try:
-        return rendering.render_result(data), rendering.result_json(data)
+        markdown = rendering.render_result(data)
     except ValueError as exc:
         raise FinalizationRefused(f"the result cannot be rendered: {exc}") from None
+    problems = selfcheck.check_result(
+        markdown,
+        member_records={(m.role, d.record_id) for m in members if m.role not in reconcile_services.SEEDING_ROLES
+                        for d in m.report.declarations},
+        accepted={(m.source, m.relation, m.target or "") for m in accepted},
+    )
+    if problems:
+        raise FinalizationRefused("the rendered result failed its self-check: " + "; ".join(problems[:5])
+                                  + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""))
+    return markdown, rendering.result_json(data)
 
 
 # --- gathering plain data for the renderer ------------------------------------
@@ -521,7 +464,7 @@ def _decision_word(state: str) -> str:
 
 def gather_result_input(
     *, run: Run, approval: Approval, members: list[_Member], canonical: list[CanonicalRecord],
-    mappings: list[Mapping], warnings: int,
+    mappings: list[Mapping], warnings: int, standing: dispositions.Standing,
 ) -> rendering.ResultInput:
     """The renderer's input for a set that re-validated without errors (any error refuses finalization)."""
     accepted = [m for m in mappings if m.state == Mapping.State.ACCEPTED]
@@ -533,7 +476,7 @@ def gather_result_input(
             canonical_id = aliases.get(annotation.target)
             if canonical_id is not None:
                 annotations.setdefault(canonical_id, []).append(
-                    rendering.AnnotationEntry(member=member.name, target=annotation.target, text=annotation.body)
+                    rendering.AnnotationEntry(member=member.shown_name, target=annotation.target, text=annotation.body)
                 )
 
     records = []
@@ -550,7 +493,7 @@ def gather_result_input(
     for member in members:
         prose, boundary = _prose_and_boundary(member)
         member_entries.append(rendering.MemberEntry(
-            name=member.name, role=member.role, version=member.version.version, sha256=member.version.sha256,
+            name=member.shown_name, role=member.role, version=member.version.version, sha256=member.version.sha256,
             boundary_text=boundary, prose_sections=prose,
         ))
         for row in member.report.sources:
@@ -575,14 +518,9 @@ def gather_result_input(
                 consequence="the refinement or conflict it states is not carried into the shared records",
                 rationale=decision.rationale,
             ))
-    for m in mappings:
-        if m.state == Mapping.State.REJECTED:
-            rejected.append(rendering.RejectedItem(
-                item=f"mapping {m}",
-                consequence=(f"{m.source} is not joined to {m.target} in the shared set" if m.target
-                             else f"{m.source} has no recorded place in the shared set"),
-                rationale=m.rationale,
-            ))
+    # A rejected mapping is not a limitation by itself: its record either has another, accepted place
+    # (the rejection is an alternative not taken, in Reconciliation) or has none (disposition
+    # `rejected`, in Limitations), as `standing` says.
     for c in canonical:
         if c.state == CanonicalRecord.State.REJECTED:
             rejected.append(rendering.RejectedItem(
@@ -626,6 +564,9 @@ def gather_result_input(
         amendments=tuple(amendments),
         unresolved_conflicts=tuple(conflicts),
         rejected_items=tuple(rejected),
+        dispositions=tuple(rendering.DispositionEntry(
+            member=d.member, record=d.record, disposition=d.disposition, relation=d.relation, target=d.target,
+            rationale=d.rationale, alternatives=d.alternatives) for d in standing.dispositions),
     )
 
 
@@ -642,11 +583,11 @@ def _amendment_entries(members: list[_Member]) -> tuple[list, list]:
             if (row is None or row.is_open
                     or row.content_sha256 != reconcile_services.amendment_sha256(paragraph.kind, paragraph.text)):
                 raise FinalizationRefused(
-                    f"{member.name} line {paragraph.line}: the {paragraph.kind} there has no decision on its "
+                    f"{member.shown_name} line {paragraph.line}: the {paragraph.kind} there has no decision on its "
                     f"current text ({row.state if row is not None else 'none recorded'})")
             entry = rendering.AmendmentDecision(
                 text=paragraph.text, decision=_decision_word(row.state), rationale=row.rationale,
-                member=member.name, line=paragraph.line, decided_by=row.decided_by,
+                member=member.shown_name, line=paragraph.line, decided_by=row.decided_by,
             )
             (conflicts if paragraph.kind == AmendmentDecisionRow.Kind.UNRESOLVED_CONFLICT else amendments).append(entry)
     return amendments, conflicts

@@ -222,3 +222,12 @@ class Result(models.Model):
     manifest_sha256 = models.CharField(max_length=64)
     manifest = models.TextField()
     created_at = models.DateTimeField(default=timezone.now)
+
+
+class RunRevision(models.Model):
+    """A final run and the run that revises it (DESIGN §3): linked both ways, made once per final run."""
+
+    previous = models.OneToOneField(Run, on_delete=models.PROTECT, related_name="revised_by")
+    successor = models.OneToOneField(Run, on_delete=models.PROTECT, related_name="revision_of")
+    created_by = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)

@@ -122,6 +122,23 @@ class MappingEntry:
 
 
 @dataclass(frozen=True)
+class DispositionEntry:
+    """The one disposition of one member record (see `reconcile.dispositions`)."""
+
+    member: str  # the member's role
+    record: str
+    disposition: str  # mapped, new, no-counterpart, rejected (open never reaches a result)
+    relation: str = ""  # same, part-of, supersedes, new, no-counterpart ("" when rejected)
+    target: str = ""  # the canonical record ("" for no-counterpart and rejected)
+    rationale: str = ""
+    # Mappings of the record that lost to the accepted one: (relation, target, rationale) each.
+    alternatives: tuple[tuple[str, str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "alternatives", tuple(tuple(str(x) for x in a) for a in self.alternatives))
+
+
+@dataclass(frozen=True)
 class IssueDecision:
     member: str
     index: int  # 1-based position in the member's Integration issues section
@@ -188,6 +205,7 @@ class ResultInput:
     unresolved_conflicts: tuple[AmendmentDecision, ...] = ()
     rejected_items: tuple[RejectedItem, ...] = ()
     blockers: tuple[str, ...] = ()
+    dispositions: tuple[DispositionEntry, ...] = ()
 
     def __post_init__(self) -> None:
         for name, cls in (
@@ -198,6 +216,7 @@ class ResultInput:
             ("integration_issues", IssueDecision),
             ("amendments", AmendmentDecision),
             ("rejected_items", RejectedItem),
+            ("dispositions", DispositionEntry),
         ):
             object.__setattr__(self, name, tuple(_as(cls, item) for item in getattr(self, name)))
         object.__setattr__(self, "unresolved_conflicts", tuple(
@@ -475,11 +494,31 @@ def relation_phrase(source: str, relation: str, target: str) -> str:
     return f"{source} {relation} {target or '∅'}"
 
 
-def _mapping_line(mappings: list[MappingEntry]) -> str:
-    targeted = [m for m in mappings if m.target]
-    if not targeted:
-        return "Mappings: none."
-    return "Mappings: " + "; ".join(f"{m.source} → {m.target}" for m in targeted) + "."
+def mapping_statement(source: str, relation: str, target: str) -> str:
+    """How the result states one accepted mapping, its relation always explicit (DESIGN §7):
+    `MEM-OBJ-1 → OBJ-5` (same or new, which the table's relation column says), `MEM-OBJ-2 part of
+    OBJ-3`, `EPI-OBJ-4 is superseded by OBJ-8`, `MEM-ABS-1 has no counterpart in the shared set`."""
+    if relation == "part-of":
+        return f"{source} part of {target}"
+    if relation == "supersedes":
+        return f"{source} is superseded by {target}"
+    if relation == "no-counterpart" or not target:
+        return f"{source} has no counterpart in the shared set"
+    return f"{source} → {target}"
+
+
+def no_place_statement(record: str) -> str:
+    """How Limitations says a record (disposition `rejected`) has no place; nothing else says it."""
+    return f"{record} has no place in the shared set"
+
+
+def _disposition_sort_key(entry: DispositionEntry) -> tuple:
+    rank = ROLE_ORDER.index(entry.member) if entry.member in ROLE_ORDER else len(ROLE_ORDER)
+    return (rank, entry.member, record_sort_key(entry.record), entry.record)
+
+
+def _sorted_dispositions(data: ResultInput) -> list[DispositionEntry]:
+    return sorted(data.dispositions, key=_disposition_sort_key)
 
 
 def _reconciliation(data: ResultInput) -> list[str]:
@@ -493,28 +532,43 @@ def _reconciliation(data: ResultInput) -> list[str]:
         f"Run manifest SHA-256: {data.verification.manifest_sha256} (verified)"
     )
     mappings = sorted(data.mappings, key=_mapping_sort_key)
-    blocks.append(_mapping_line(mappings))
-    relations = [m for m in mappings if m.target and m.relation not in ("same", "new")]
-    if relations:
-        blocks.append(
-            "Mapping relations other than identity: "
-            + "; ".join(relation_phrase(m.source, m.relation, m.target) for m in relations)
-            + "."
-        )
-    new = [m for m in mappings if m.target and m.relation == "new"]
-    if new:
-        blocks.append(
-            "Entered the shared set as new records: "
-            + "; ".join(f"{m.source} as {m.target}" for m in new)
-            + "."
-        )
-    without = [m for m in mappings if not m.target]
-    if without:
-        blocks.append(
-            "Without counterpart in the shared set: "
-            + "; ".join(m.source for m in without)
-            + "."
-        )
+    blocks.append("### Mappings")
+    if not mappings:
+        blocks.append("No mapping was accepted.")
+    else:
+        # A table a parser reads as mapping statements (proposal, relation, canonical record), with the
+        # mapping in words beside it: each accepted mapping once, its relation explicit.
+        rows = ["| member record | relation | canonical record | mapping |", "|---|---|---|---|"]
+        rows += ["| " + " | ".join([escape_cell(m.source), escape_cell(m.relation), escape_cell(m.target or "—"),
+                                   escape_cell(mapping_statement(m.source, m.relation, m.target))]) + " |"
+                 for m in mappings]
+        blocks.append("\n".join(rows))
+
+    dispositions = _sorted_dispositions(data)
+    blocks.append("### Dispositions")
+    if not dispositions:
+        blocks.append("No member record needed a disposition.")
+    else:
+        # "place", not "canonical record": this table restates the mappings per record and must not be
+        # read as a second set of mapping statements.
+        rows = ["| member record | member | disposition | relation | place | rationale |",
+                "|---|---|---|---|---|---|"]
+        for d in dispositions:
+            rows.append("| " + " | ".join([
+                escape_cell(d.record), escape_cell(d.member), escape_cell(d.disposition),
+                escape_cell(d.relation or "—"), escape_cell(d.target or "—"), escape_cell(d.rationale or "—"),
+            ]) + " |")
+        blocks.append("\n".join(rows))
+    lost = [(d, a) for d in dispositions for a in sorted(d.alternatives)]
+    if lost:
+        blocks.append("### Alternatives not taken")
+        items = []
+        for d, (relation, target, rationale) in lost:
+            chosen = mapping_statement(d.record, d.relation, d.target)
+            items.append(_indent_continuation(
+                f"- {relation_phrase(d.record, relation, target)}: rejected in favour of the accepted {chosen}.\n"
+                f"Rationale: {_block(rationale) or 'none given'}"))
+        blocks.append("\n".join(items))
 
     issues = _sorted_issues(data)
     blocks.append("### Integration issue decisions")
@@ -577,13 +631,20 @@ def _limitations(data: ResultInput) -> list[str]:
             items.append(_indent_continuation(
                 f"- {what}, not applied to the shared records: {_block(amendment.text)}\n"
                 f"Decision: {_decided(amendment)}"))
+    for d in _sorted_dispositions(data):
+        if d.disposition == "rejected":
+            items.append(_indent_continuation(
+                f"- {no_place_statement(d.record)} ({d.member} report): every mapping of it was rejected, so "
+                f"the shared records say nothing of it; only its member's prose mentions it.\n"
+                f"Rationale: {_block(d.rationale) or 'none given'}"))
     for rejected in _sorted_rejected(data):
         line = f"- Rejected {_block(rejected.item)}: {_block(rejected.consequence)}"
         if rejected.rationale.strip():
             line += f"\nRationale: {_block(rejected.rationale)}"
         items.append(_indent_continuation(line))
     if not items:
-        return ["## Limitations", "No unresolved conflict, carried amendment or rejected item limits this result."]
+        return ["## Limitations", "Nothing is left out or open: no record without a place, no rejected issue, "
+                                  "amendment or canonical record, no unresolved conflict."]
     return ["## Limitations", "\n".join(items)]
 
 
@@ -700,6 +761,12 @@ def result_json(data: ResultInput) -> dict:
             "manifest_sha256": v.manifest_sha256,
         },
         "blockers": sorted(b for b in data.blockers if b.strip()),
+        "dispositions": [
+            {"member": d.member, "record": d.record, "disposition": d.disposition, "relation": d.relation or None,
+             "target": d.target or None, "rationale": d.rationale,
+             "alternatives": [{"relation": r, "target": t or None, "rationale": x} for r, t, x in sorted(d.alternatives)]}
+            for d in _sorted_dispositions(data)
+        ],
     }
 
 

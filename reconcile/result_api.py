@@ -16,6 +16,8 @@ from reviews.api_errors import ApiError, Conflict
 from reviews.audit import Actor
 
 from . import approval as services
+from . import services as reconcile_services
+from .blockers import run_standing
 from .models import Approval, Result
 
 
@@ -43,7 +45,37 @@ def approval_data(approval: Approval) -> dict:
 
 
 def blocked(error: services.ApprovalBlocked, *, code: str) -> Conflict:
-    return Conflict(str(error), code=code, details={"blockers": error.reasons})
+    """409 naming each blocker as `{code, record, message, link}` (approval's come from
+    `reconcile.blockers`; a refused reopening or retry has one, about the run's state)."""
+    items = [b.as_dict() for b in error.blockers] or [
+        {"code": code, "record": "", "message": reason, "link": ""} for reason in error.reasons]
+    code = error.code or code
+    shown = " ".join(item["message"] for item in items[:5])
+    return Conflict(shown + (f" (and {len(items) - 5} more)" if len(items) > 5 else ""), code=code,
+                    details={"blockers": items})
+
+
+class ReviseView(APIView):
+    @extend_schema(summary="Revise a final run: the next run ID, same boundary, current members, decisions kept",
+                   request=None, responses={201: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
+    def post(self, request, run_id: str):
+        run = get_run_for(request, run_id, DECIDE, "revise")
+        try:
+            successor = reconcile_services.revise_run(run=run, actor=Actor.for_request(request), user=request.user)
+        except reconcile_services.StateConflict as error:
+            raise Conflict(error.message, code=error.code, details={"status": run.status}) from None
+        return Response({"run_id": successor.run_id, "status": successor.status, "revises": run.run_id,
+                         "url": f"/api/runs/{successor.run_id}/"}, status=status.HTTP_201_CREATED)
+
+
+class BlockersView(APIView):
+    @extend_schema(summary="What stands between the run and approval: each {code, record, message, link}",
+                   responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, run_id: str):
+        run = get_run_for(request, run_id, READ_RUNS, "read")
+        standing = run_standing(run)
+        return Response({"run_id": run.run_id, "status": run.status, "approvable": not standing.blockers,
+                         "blockers": [b.as_dict() for b in standing.blockers]})
 
 
 class NegotiationTolerant:

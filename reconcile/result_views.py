@@ -16,7 +16,9 @@ from reviews.audit import Actor
 from reviews.models import Run
 
 from . import approval as services
+from . import services as reconcile_services
 from .models import Result
+from .panels import blockers_context, final_notice
 from .result_toc import render_with_contents
 
 # Reports contain `<`, `>` and backticks: raw HTML in the Markdown is never passed through, and
@@ -43,7 +45,9 @@ def approve_panel_context(request, run: Run) -> dict:
     return {
         "run": run,
         "can_decide": has_any_role(request.user, DECIDE),
-        "blockers": services.approval_blockers(run) if run.status == Run.Status.IN_REVIEW else [],
+        **blockers_context(run),
+        "final": final_notice(run),
+        "can_revise": has_any_role(request.user, DECIDE),
         "approval": services.current_approval(run),
         "can_reopen": run.status == Run.Status.APPROVED or failed_in_finalizing,
         "can_retry": failed_in_finalizing,
@@ -91,7 +95,9 @@ def approve(request, run_id: str):
     except services.NoteRequired as error:
         messages.error(request, f"Not approved: {error}")
     except services.ApprovalBlocked as error:
-        messages.error(request, "Not approved: " + " ".join(error.reasons))
+        count = len(error.reasons)
+        messages.error(request, f"Not approved: {count} blocker{'s' if count != 1 else ''} (the list is on this page): "
+                                + " ".join(error.reasons[:3]) + (" …" if count > 3 else ""))
     else:
         run.refresh_from_db(fields=["status"])
         if run.status == Run.Status.FINAL:
@@ -115,6 +121,22 @@ def reopen(request, run_id: str):
     else:
         messages.success(request, "Reopened: the run is back in review and its approval withdrawn.")
     return _back(request, run)
+
+
+@login_required
+@require_POST
+def revise(request, run_id: str):
+    """Start the final run's successor and go to it."""
+    run = get_object_or_404(Run, run_id=run_id)
+    check_role(request.user, DECIDE, run=run, action="revise", actor=Actor.for_request(request))
+    try:
+        successor = reconcile_services.revise_run(run=run, actor=Actor.for_request(request), user=request.user)
+    except reconcile_services.StateConflict as error:
+        messages.error(request, f"Not revised: {error.message}")
+        return redirect("run-detail", run.run_id)
+    messages.success(request, f"{successor.run_id} revises {run.run_id}: same boundary, current member versions, "
+                              f"decisions carried over. {run.run_id} and its result stay as they are.")
+    return redirect("run-detail", successor.run_id)
 
 
 @login_required

@@ -27,4 +27,5 @@ urlpatterns += [
     path("runs/<str:run_id>/approve/", result_views.approve, name="run-approve"),
     path("runs/<str:run_id>/reopen/", result_views.reopen, name="run-reopen"),
     path("runs/<str:run_id>/finalize/retry/", result_views.retry_finalize, name="run-finalize-retry"),
+    path("runs/<str:run_id>/revise/", result_views.revise, name="run-revise"),
 ]

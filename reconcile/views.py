@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import html
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -41,9 +41,11 @@ from reviews.access import DECIDE, PROPOSE, READ_RUNS, check_role, has_any_role
 from reviews.audit import Actor
 from reviews.models import Run
 
-from . import diffing, services
+from . import diffing, dispositions, services
+from .blockers import run_standing
+from .panels import blockers_context, final_notice
 from .forms import AmendmentDecisionForm, BulkAcceptForm, DecisionForm, PageFilterForm, ProposeForm, RejectCanonicalForm
-from .models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, KindCounter, Mapping
+from .models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, Mapping
 
 STALE_MESSAGE = "Another reviewer changed this item; here is its current state."
 # The picker entry for mappings whose source is not a record of a current member version.
@@ -69,6 +71,8 @@ class PairRow:
     mapping: Mapping | None
     canonical: CanonicalRecord | None
     would_be: str = ""
+    via: str = ""  # the member record the target names, when it entered the shared set as `canonical`
+    settled: str = ""  # what the record's disposition makes of this row (a lost alternative, a rejected record)
     conflict: str = ""
     message: str = ""
     message_class: str = ""
@@ -185,6 +189,8 @@ class PairRow:
             "canonical_message_class": self.canonical_message_class,
             "right": right,
             "would_be": self.would_be,
+            "via": self.via,
+            "settled": self.settled,
             "target": m.target,
             "state": m.state,
             "score": self.score,
@@ -293,8 +299,10 @@ def _csrf_input(request) -> SafeString:
     return format_html('<input type="hidden" name="csrfmiddlewaretoken" value="{}">', get_token(request))
 
 
-def _would_be_id(mapping: Mapping, next_numbers: dict[str, int]) -> str:
-    """The canonical ID accepting a `new` mapping would allocate (DESIGN.md §2)."""
+def _would_be_id(mapping: Mapping) -> str:
+    """What accepting an open `new` mapping would allocate (DESIGN.md §2), without claiming a number the
+    record has not got: an explicit target, the slug ID it keeps, or "a new OBJ number" (allocated on
+    accept, in the order the accepts come, so no row can know its number before)."""
     if mapping.target:
         return mapping.target
     parsed = parse_id(mapping.source)
@@ -302,41 +310,44 @@ def _would_be_id(mapping: Mapping, next_numbers: dict[str, int]) -> str:
         return ""
     _, kind, tail = parsed
     if tail.isdigit():
-        return f"{kind}-{next_numbers.get(kind, 1)} (next free number)"
+        return f"the next free {kind} number, allocated on accept"
     return mapping.source
 
 
-def _conflicts(mappings: list[Mapping]) -> dict[int, str]:
-    """Mapping pk → why it is in conflict: its record has several open mappings, or its
-    target is also claimed by another member's accepted mapping."""
-    open_per_source = Counter(m.source for m in mappings if m.is_open)
-    claims: dict[str, list[Mapping]] = defaultdict(list)
-    for m in mappings:
-        if m.state == Decidable.State.ACCEPTED and m.target:
-            claims[m.target].append(m)
-    found = {}
-    for m in mappings:
-        if m.state == Decidable.State.REJECTED:
-            continue
-        if m.is_open and open_per_source[m.source] > 1:
-            found[m.pk] = f"{m.source} has {open_per_source[m.source]} open mappings"
-            continue
-        rivals = [c for c in claims.get(m.target, ()) if c.source != m.source
-                  and getattr(c, "member_role", None) != getattr(m, "member_role", None)]
-        if m.target and rivals:
-            found[m.pk] = f"{m.target} is also claimed by {rivals[0].source} (accepted)"
-    return found
+def _settled(mapping: Mapping, disposition) -> str:
+    """What a decided row means for its record, from the record's one disposition."""
+    if disposition is None or mapping.state != Decidable.State.REJECTED:
+        return ""
+    if disposition.disposition == dispositions.REJECTED:
+        return f"{mapping.source} has no place in the shared set: every mapping of it was rejected."
+    if disposition.mapping is not None and disposition.mapping != mapping.pk:
+        relation = ("is superseded by" if disposition.relation == "supersedes" else disposition.relation)
+        return (f"Alternative not taken: {mapping.source} {relation} {disposition.target}".rstrip()
+                + " (accepted).")
+    return ""
 
 
-def _pair_row(record, mapping, canonicals, next_numbers, conflicts) -> PairRow:
+def _entered_as(standing: dispositions.Standing) -> dict[str, str]:
+    """member record → the canonical record it is (an accepted same or new mapping)."""
+    return {d.record: d.target for d in standing.dispositions
+            if d.target and (d.disposition == dispositions.NEW or d.relation == Mapping.Relation.SAME)}
+
+
+def _pair_row(record, mapping, canonicals, standing: dispositions.Standing, entered: dict[str, str]) -> PairRow:
     row = PairRow(record=record, mapping=mapping, canonical=None)
     if mapping is None:
         return row
-    row.conflict = conflicts.get(mapping.pk, "")
+    row.conflict = standing.conflict_of(mapping.pk)
+    row.settled = _settled(mapping, standing.by_record.get(mapping.source))
     if mapping.relation == Mapping.Relation.NEW and not (mapping.target and mapping.target in canonicals):
-        row.would_be = _would_be_id(mapping, next_numbers)
+        # A rejected or stale-but-unallocated new mapping allocates nothing: no would-be ID on it.
+        row.would_be = _would_be_id(mapping) if mapping.is_open else ""
     elif mapping.target:
         row.canonical = canonicals.get(mapping.target)
+        if row.canonical is None and mapping.target in entered:
+            # The target is a member record that has entered the shared set since (EPI-OBJ-4 is
+            # superseded by MEM-OBJ-2, and MEM-OBJ-2 was accepted as OBJ-8): show OBJ-8.
+            row.via, row.canonical = mapping.target, canonicals.get(entered[mapping.target])
     return row
 
 
@@ -344,10 +355,6 @@ def _current_mappings(run: Run):
     return (Mapping.objects.filter(run=run)
             .annotate(member_role=F("source_record__member_version__member__role"))
             .order_by("source", "id"))
-
-
-def _next_numbers(run: Run) -> dict[str, int]:
-    return {kind: last + 1 for kind, last in KindCounter.objects.filter(run=run).values_list("kind", "last_number")}
 
 
 def _canonicals(run: Run) -> dict[str, CanonicalRecord]:
@@ -367,6 +374,15 @@ def _progress(run: Run) -> dict:
         "issues_undecided": issues["undecided"],
         "issues_total": issues["total"],
     }
+
+
+def _controls(request, run: Run) -> dict:
+    """Which controls the page offers: only what the user may do, and nothing on a final run, whose
+    decisions are closed for good (DESIGN §3; the services refuse it too, 409 run_final)."""
+    final = run.status == Run.Status.FINAL
+    return {"can_decide": not final and has_any_role(request.user, DECIDE),
+            "can_propose": not final and has_any_role(request.user, PROPOSE),
+            "can_revise": final and has_any_role(request.user, DECIDE), "final": final_notice(run)}
 
 
 def _members(run: Run):
@@ -402,8 +418,9 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
             records = records.filter(kind=kind)
         records = list(records.order_by("ordinal"))
     canonicals = _canonicals(run)
-    builder = _RowBuilder(canonicals=canonicals, next_numbers=_next_numbers(run), conflicts=_conflicts(mappings),
-                          run=run, query=_kept_query(request.GET), user=request.user)
+    standing = run_standing(run)
+    builder = _RowBuilder(canonicals=canonicals, standing=standing, run=run, query=_kept_query(request.GET),
+                          user=request.user)
 
     by_source: dict[str, list[Mapping]] = defaultdict(list)
     for m in mappings:
@@ -440,8 +457,8 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
         "targets_by_kind": _targets_by_kind(canonicals, kinds_present),
         "progress": _progress(run),
-        "can_decide": has_any_role(request.user, DECIDE),
-        "can_propose": has_any_role(request.user, PROPOSE),
+        **_controls(request, run),
+        **blockers_context(run, standing),
         "csrf_input": _csrf_input(request),
         "query": builder.query,
         "bulk_form": BulkAcceptForm(initial={"min_score": 0.9}),
@@ -451,17 +468,21 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
 class _RowBuilder:
     """Makes the rows of one member record from data read up front (no query per row)."""
 
-    def __init__(self, *, run: Run, canonicals, next_numbers, conflicts, query: str, user):
-        self.canonicals, self.next_numbers, self.conflicts, self.query = canonicals, next_numbers, conflicts, query
+    def __init__(self, *, run: Run, canonicals, standing: dispositions.Standing, query: str, user):
+        self.canonicals, self.standing, self.query = canonicals, standing, query
+        self.entered = _entered_as(standing)
         self.mapping_action = _actions(run, "reconcile-decide-mapping", query)
-        # Rows offer only what the user may do (the views check it again).
-        self.reject_action = _actions(run, "reconcile-reject-canonical", query) if has_any_role(user, DECIDE) else None
-        self.propose_action = _actions(run, "reconcile-propose-mapping", query) if has_any_role(user, PROPOSE) else None
+        # Rows offer only what the user may do (the views check it again); a final run offers nothing.
+        open_run = run.status != Run.Status.FINAL
+        self.reject_action = (_actions(run, "reconcile-reject-canonical", query)
+                              if open_run and has_any_role(user, DECIDE) else None)
+        self.propose_action = (_actions(run, "reconcile-propose-mapping", query)
+                               if open_run and has_any_role(user, PROPOSE) else None)
 
     def rows(self, record: Record | None, mappings) -> list[PairRow]:
         rows = []
         for mapping in mappings or [None]:
-            row = _pair_row(record, mapping, self.canonicals, self.next_numbers, self.conflicts)
+            row = _pair_row(record, mapping, self.canonicals, self.standing, self.entered)
             if self.propose_action:
                 row.propose_action = self.propose_action(row.source)
             if mapping is not None:
@@ -642,15 +663,17 @@ def _rows_of(request, run: Run, *, source: str = "", mapping_pks=()) -> list[Pai
     them: a few queries for the items asked for, not for the whole page."""
     wanted = list(_current_mappings(run).filter(Q(source=source) if source else Q(pk__in=mapping_pks)))
     sources = {m.source for m in wanted} | ({source} if source else set())
+    standing = run_standing(run)
+    entered = _entered_as(standing)
     targets = {m.target for m in wanted if m.target}
-    related = list(_current_mappings(run).filter(Q(source__in=sources) | Q(target__in=targets)))
+    targets |= {entered[t] for t in targets if t in entered}
     records = {r.record_id: r for r in Record.objects.filter(
         run=run, record_id__in=sources, record_type=Record.Type.DECLARATION,
         member_version__member__current_version=F("member_version")).only(*RECORD_COLUMNS)}
     canonicals = {c.canonical_id: c for c in
                   CanonicalRecord.objects.filter(run=run, canonical_id__in=targets).only(*CANONICAL_COLUMNS)}
-    builder = _RowBuilder(run=run, canonicals=canonicals, next_numbers=_next_numbers(run),
-                          conflicts=_conflicts(related), query=_kept_query(request.GET), user=request.user)
+    builder = _RowBuilder(run=run, canonicals=canonicals, standing=standing, query=_kept_query(request.GET),
+                          user=request.user)
     if source:
         return builder.rows(records.get(source), wanted) if wanted or source in records else []
     return [row for m in wanted for row in builder.rows(records.get(m.source), [m])]
@@ -669,9 +692,8 @@ def _issue_row(decision: IssueDecision) -> IssueRow:
 def _swap_context(request, run: Run) -> dict:
     """What every fragment answering a POST needs besides its rows; the counters go out of band."""
     query = _kept_query(request.GET)
-    return {"run": run, "progress": _progress(run), "can_decide": has_any_role(request.user, DECIDE),
-            "can_propose": has_any_role(request.user, PROPOSE), "csrf_input": _csrf_input(request),
-            "query": query, "oob": True}
+    return {"run": run, "progress": _progress(run), **_controls(request, run), **blockers_context(run),
+            "csrf_input": _csrf_input(request), "query": query, "oob": True}
 
 
 def _following_amendments(run: Run, mapping: Mapping):

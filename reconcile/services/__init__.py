@@ -22,12 +22,16 @@ from .amendments import (
     supersession_keys,
 )
 from .canonical_ids import _next_number, accepted_targets, canonical_id_for, resolve_stated_id
+from .coherence import IncoherentDecision
 from .decisions import (
     bulk_accept_suggestions, current_issue_decisions, decide_amendment, decide_issue, decide_mapping,
     decision_progress, reject_canonical_record,
 )
-from .errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
+from .errors import (
+    InvalidDecision, ProposalError, RunFinal, RunLocked, StaleVersion, StateConflict, TargetNotSettled,
+)
 from .mappings import current_declaration, propose_mapping
+from .revisions import NotRevisable, next_run_id, revise_run
 from .snapshots import amendment_snapshot, canonical_snapshot, issue_snapshot, mapping_snapshot
 from .statements import _relation_for, statement_key, superseded_pairs
 from .sync import WITHDRAWN_RE, SyncSummary, sync_run

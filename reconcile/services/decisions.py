@@ -13,6 +13,7 @@ from reviews.models import Run
 from ..models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 from .amendments import CARRIED, DECIDED_STATES, _follow_decided_mapping, _linked_mappings, current_amendment_decisions
 from .canonical_ids import _kind_of, _resolve_target
+from .coherence import IncoherentDecision, refuse_incoherent  # noqa: F401 — IncoherentDecision re-exported
 from .errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
 from .mappings import _allocate, _check_target, _ensure_open, current_declaration
 from .snapshots import amendment_snapshot, canonical_snapshot, issue_snapshot, mapping_snapshot
@@ -93,9 +94,11 @@ def _fresh(model, pk):
 
 
 def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Actor,
-                   expected_version: int | None, target: str | None = None) -> Mapping:
+                   expected_version: int | None, target: str | None = None, check_coherence: bool = True) -> Mapping:
     """Accept, reject or reopen a mapping. Accepting a `new` mapping allocates its canonical record;
-    `target` changes the target as the mapping is accepted."""
+    `target` changes the target as the mapping is accepted. An acceptance that would contradict
+    another decision is refused (IncoherentDecision) unless `check_coherence` is off (bulk accept,
+    where approval's blockers still catch it)."""
     rationale = _check_decision(decision, rationale)
     target = (target or "").strip()
     run = mapping.run
@@ -114,13 +117,14 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
                     raise TargetNotSettled(chosen)
             _check_target(run, source=current.source, kind=record.kind if record else _kind_of(current.source),
                           relation=current.relation, target=chosen, allow_own=True)
-            if current.relation in (Mapping.Relation.SAME, Mapping.Relation.NEW):
-                other = (Mapping.objects.filter(run=run, source=current.source, state=State.ACCEPTED,
-                                                relation__in=[Mapping.Relation.SAME, Mapping.Relation.NEW])
-                         .exclude(pk=current.pk).first())
-                if other is not None:
-                    raise InvalidDecision(f"{current.source} is already accepted as mapping {other.pk} "
-                                          f"({other.relation} {other.target}); reopen that one first")
+            # One place per record (DESIGN §5): a second accepted mapping, of any relation, would
+            # state two places for it in the result.
+            other = (Mapping.objects.filter(run=run, source=current.source, state=State.ACCEPTED)
+                     .exclude(pk=current.pk).first())
+            if other is not None:
+                raise InvalidDecision(f"{current.source} is already accepted as mapping {other.pk} "
+                                      f"({other}); a record has one place: reject this one as the "
+                                      f"alternative, or reopen that one first")
         values = _decision_values(new_state, rationale, actor,
                                   member_sha256=record.member_version.sha256 if record else "",
                                   content_sha256=record.content_sha256 if record else "")
@@ -145,6 +149,8 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
                      version=F("version") + 1)
             if withdrawn:
                 extra = {"canonical_withdrawn": current.target}
+        if decision == ACCEPT and check_coherence:
+            refuse_incoherent(run, f"mapping:{current.pk}")
         result = _fresh(Mapping, current.pk)
         # A supersession amendment follows its mapping; this event is the decision of both.
         followed = _follow_decided_mapping(run, result)
@@ -173,6 +179,8 @@ def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str
         values = _decision_values(new_state, rationale, actor, member_sha256=current.issue.member_version.sha256,
                                   content_sha256=current.issue.content_sha256)
         _claim(IssueDecision, current, expected_version, **values)
+        if decision == ACCEPT:
+            refuse_incoherent(run, f"issue:{current.issue_id}")
         result = _fresh(IssueDecision, current.pk)
         record_event(run=run, actor=actor, action=f"issue.{_PAST[decision]}", object_type="issue_decision",
                      object_id=result.pk, before=before,
@@ -213,6 +221,8 @@ def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: 
         values = _decision_values(new_state, rationale, actor, member_sha256=current.member_version.sha256,
                                   content_sha256=current.content_sha256)
         _claim(AmendmentDecision, current, expected_version, **values)
+        if decision == ACCEPT:
+            refuse_incoherent(run, f"amendment:{current.pk}")
         result = _fresh(AmendmentDecision, current.pk)
         record_event(run=run, actor=actor, action=f"amendment.{_PAST[decision]}", object_type="amendment_decision",
                      object_id=result.pk, before=before,
@@ -249,7 +259,7 @@ def bulk_accept_suggestions(*, run: Run, min_score: float, actor: Actor, rationa
         for mapping in pending:
             try:
                 decide_mapping(mapping=mapping, decision=ACCEPT, rationale=rationale, actor=actor,
-                               expected_version=mapping.version)
+                               expected_version=mapping.version, check_coherence=False)
             except RunLocked:
                 raise
             except (StateConflict, ProposalError):

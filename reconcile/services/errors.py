@@ -38,6 +38,12 @@ class RunLocked(StateConflict):
         super().__init__(message, "run")
 
 
+class RunFinal(RunLocked):
+    """The run is final: closed for good (DESIGN §3). Nothing reopens it; revising it starts the next run."""
+
+    code = "run_final"
+
+
 class InvalidDecision(StateConflict):
     """The decision does not apply to the item's current state, e.g. accepting it twice."""
 

@@ -13,7 +13,7 @@ from reviews.models import Run
 
 from ..models import CanonicalRecord, Mapping
 from .canonical_ids import _insert_once, _kind_of, _next_number, _raise_counter, _resolve_target
-from .errors import ProposalError, RunLocked
+from .errors import ProposalError, RunFinal, RunLocked
 from .snapshots import mapping_snapshot
 from .vocabulary import LOCKED_STATUSES, State
 
@@ -26,6 +26,8 @@ def _ensure_open(run: Run) -> None:
     refuse while the run is approved or later. Holding it also keeps approval from slipping in
     between a decision's check and its write."""
     status = lock_run(run).status
+    if status == Run.Status.FINAL:
+        raise RunFinal(f"run {run.run_id} is final and closed for good: revise it to change its reconciliation")
     if status in LOCKED_STATUSES:
         raise RunLocked(f"run {run.run_id} is {status}: reopen it before changing its reconciliation")
 
@@ -51,7 +53,9 @@ def _check_target(run: Run, *, source: str, kind: str, relation: str, target: st
     parsed = parse_id(target)
     if parsed is None or parsed[1] == "SRC":
         raise ProposalError(f"target {target!r} is not a record ID (e.g. OBJ-5 or RT-OBJ-store)", "target")
-    if kind and parsed[1] != kind:
+    # Identity (same, supersedes) keeps the kind; a part may belong to a whole of another kind (an
+    # object that is part of a component).
+    if kind and parsed[1] != kind and relation != Mapping.Relation.PART_OF:
         raise ProposalError(f"kinds differ: {source} is {kind} but {target} is {parsed[1]}", "target")
     existing = CanonicalRecord.objects.filter(run=run, canonical_id=target).first()
     if relation == Mapping.Relation.NEW:

@@ -311,11 +311,10 @@ def test_approval_waits_for_every_amendment(corpus_ready_run):
     AmendmentDecision.objects.filter(pk=rows[2].pk).delete()
     with pytest.raises(ApprovalBlocked) as blocked:
         approve_run(run=corpus_ready_run, note="Too early.", actor=REVIEWER)
-    [reason] = [r for r in blocked.value.reasons if "amendment" in r]
-    assert reason == (f"3 amendments or unresolved conflicts undecided: "
-                      f"reconciliation amendment at line {rows[0].line} (proposed), "
-                      f"reconciliation amendment at line {rows[1].line} (stale), "
-                      f"reconciliation amendment at line {rows[2].line} (not yet synced).")
+    messages = [b.message for b in blocked.value.blockers if b.code == "open_amendment"]
+    assert messages == [f"reconciliation amendment at line {rows[0].line} is undecided (proposed)",
+                        f"reconciliation amendment at line {rows[1].line} is undecided (stale)",
+                        f"reconciliation amendment at line {rows[2].line} is undecided (not yet synced)"]
 
 
 def test_the_result_states_each_decision_and_carries_rejected_and_carried_ones_into_limitations(

@@ -184,12 +184,14 @@ def test_it_refuses_an_approval_without_a_note(ready_run):
 def test_it_lists_undecided_mappings_and_issues_with_counts(undecided_run):
     with pytest.raises(ApprovalBlocked) as blocked:
         approve_run(run=undecided_run, note="Tried too early.", actor=REVIEWER)
-    reasons = blocked.value.reasons
-    mappings = Mapping.objects.filter(run=undecided_run).count()
+    codes = [b.code for b in blocked.value.blockers]
+    records = {m.source for m in Mapping.objects.filter(run=undecided_run)}
     issues = IntegrationIssue.objects.filter(run=undecided_run).count()
-    assert any(r.startswith(f"{mappings} mappings undecided: ") for r in reasons), reasons
-    assert any(r.startswith(f"{issues} integration issues undecided: memory issue 1 (proposed)") for r in reasons)
-    assert any("and " in r and "more" in r for r in reasons)
+    # One blocker per record without a disposition and per undecided issue, each naming it.
+    assert codes.count("open_disposition") == len(records)
+    assert codes.count("open_issue") == issues
+    assert {b.record for b in blocked.value.blockers if b.code == "open_disposition"} == records
+    assert "integration memory issue 1 is undecided (proposed)" in blocked.value.reasons
     undecided_run.refresh_from_db()
     assert undecided_run.status == Run.Status.IN_REVIEW
 
@@ -199,14 +201,17 @@ def test_it_counts_a_stale_mapping_as_undecided(ready_run):
     Mapping.objects.filter(pk=mapping.pk).update(state=Mapping.State.STALE)
     with pytest.raises(ApprovalBlocked) as blocked:
         approve_run(run=ready_run, note="n", actor=REVIEWER)
-    assert blocked.value.reasons == [f"1 mapping undecided: {mapping.source} new {mapping.target} (stale)."]
+    [blocker] = blocked.value.blockers
+    assert (blocker.code, blocker.record) == ("open_disposition", mapping.source)
+    assert f"its mapping new {mapping.target} (stale) is undecided" in blocker.message
+    assert blocker.link.startswith(f"/runs/{ready_run.run_id}/reconcile/?member=") and blocker.link.endswith(f"#pair-{mapping.pk}")
 
 
 def test_it_counts_an_issue_without_a_decision_row_as_undecided(ready_run):
     IssueDecision.objects.filter(run=ready_run, issue__index=2).delete()
     with pytest.raises(ApprovalBlocked) as blocked:
         approve_run(run=ready_run, note="n", actor=REVIEWER)
-    assert blocked.value.reasons == ["1 integration issue undecided: memory issue 2 (proposed)."]
+    assert blocked.value.reasons == ["integration memory issue 2 is undecided (proposed)"]
 
 
 def test_it_is_blocked_by_validation_errors_naming_the_first(ready_run):
@@ -217,8 +222,10 @@ def test_it_is_blocked_by_validation_errors_naming_the_first(ready_run):
     with pytest.raises(ApprovalBlocked) as blocked:
         approve_run(run=ready_run, note="n", actor=REVIEWER)
     assert blocked.value.reasons == [
-        "Validation found 2 errors (first: unresolved-reference in memory at RT-OBJ-9); errors block approval."
+        "Validation error unresolved-reference in memory at RT-OBJ-9 line 3: not declared",
+        "… and 1 more validation errors.",
     ]
+    assert {b.code for b in blocked.value.blockers} == {"validation_error"}
 
 
 def test_it_is_blocked_when_validation_is_stale(ready_run):
@@ -314,7 +321,8 @@ def login(persona):
 def test_the_panel_lists_blockers_and_disables_approve(undecided_run, reviewer):
     html = login(reviewer).get(f"/runs/{undecided_run.run_id}/approve/").content.decode()
     assert "Not approvable yet:" in html
-    assert "14 mappings undecided: " in html
+    assert "14 blockers." in html or "blockers." in html
+    assert 'data-code="open_disposition"' in html and "… and 11 more" in html  # 12 shown, the API lists all
     assert '<button type="submit" disabled>Approve</button>' in html
 
 
@@ -348,7 +356,7 @@ def test_a_blocked_approval_in_the_browser_says_why(undecided_run, reviewer):
     response = browser.post(f"/runs/{undecided_run.run_id}/approve/", {"note": "too early", "next": "https://evil.example/"})
     assert response["Location"] == f"/runs/{undecided_run.run_id}/"  # never redirected off-site
     page = browser.get(f"/runs/{undecided_run.run_id}/result/").content.decode()
-    assert "Not approved: 14 mappings undecided" in page
+    assert "Not approved: 23 blockers (the list is on this page): " in page and "has no disposition yet" in page
 
 
 def test_an_agent_cannot_approve_in_the_browser(ready_run, agent):

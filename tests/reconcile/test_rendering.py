@@ -271,13 +271,18 @@ def test_it_carries_member_prose_verbatim_after_shared_records():
     assert text.index("## Shared records") < text.index(prose) < text.index("## Reconciliation")
 
 
-def test_it_writes_verified_hashes_and_one_mapping_line_in_reconciliation():
+def test_it_writes_verified_hashes_and_each_mapping_once_with_its_relation():
+    # Before issue 10 this was one "Mappings: A → B; …" line, which lost part-of and supersedes.
     text = render_result(make_input())
     reconciliation = text.split("## Reconciliation", 1)[1].split("## Limitations", 1)[0]
     assert f"- runtime.md SHA-256: {'1' * 64} (verified)" in reconciliation
-    assert "\nMappings: MEM-OBJ-1 → OBJ-5; MEM-RTE-1 → RTE-6.\n" in reconciliation
-    assert text.count("MEM-OBJ-1 → OBJ-5") == 1 and text.count("Mappings:") == 1
-    assert "Without counterpart in the shared set: MEM-ABS-9." in reconciliation
+    assert ("### Mappings\n\n"
+            "| member record | relation | canonical record | mapping |\n"
+            "|---|---|---|---|\n"
+            "| MEM-OBJ-1 | new | OBJ-5 | MEM-OBJ-1 → OBJ-5 |\n"
+            "| MEM-RTE-1 | same | RTE-6 | MEM-RTE-1 → RTE-6 |\n"
+            "| MEM-ABS-9 | no-counterpart | — | MEM-ABS-9 has no counterpart in the shared set |\n") in reconciliation
+    assert text.count("MEM-OBJ-1 → OBJ-5") == 1 and "Mappings:" not in text
 
 
 def test_it_writes_each_integration_issue_with_its_decision_and_rationale():
@@ -301,7 +306,8 @@ def test_it_writes_a_supersedes_mapping_the_way_the_amendment_reads():
     data = make_input(mappings=[MappingEntry("MEM-RTE-3", "supersedes", "RTE-8"),
                                 MappingEntry("MEM-OBJ-2", "part-of", "OBJ-5")])
     text = render_result(data)
-    assert "Mapping relations other than identity: MEM-OBJ-2 part-of OBJ-5; MEM-RTE-3 is superseded by RTE-8." in text
+    assert "| MEM-OBJ-2 | part-of | OBJ-5 | MEM-OBJ-2 part of OBJ-5 |" in text
+    assert "| MEM-RTE-3 | supersedes | RTE-8 | MEM-RTE-3 is superseded by RTE-8 |" in text
     assert "MEM-RTE-3 supersedes RTE-8" not in text
 
 

@@ -6,7 +6,7 @@ import hashlib
 import pytest
 
 from reconcile.models import Result
-from records.models import MemberVersion
+from records.models import IntegrationIssue, MemberVersion
 from records.parsing import parse_report
 from reviews.audit import verify_chain
 from reviews.models import AuditEvent, Run
@@ -39,14 +39,25 @@ def upload_corpus_run(agent, capture) -> Run:
 
 def decide_everything(reviewer, *, supersession: tuple[str, str] = ("accept", "checked by hand"),
                       amendment: tuple[str, str] = ("carry", "a Part-of value the records do not settle")) -> None:
-    """Over the API, a reviewer accepts every `new` mapping first (allocating canonical IDs), then the
-    rest (the supersedes mappings get `supersession`: decision and rationale), then every integration
-    issue, then decides every amendment still open (the supersession already follows its mapping) with
-    `amendment`."""
+    """Over the API, a reviewer accepts every `new` mapping first (allocating canonical IDs), except for a
+    record a supersession places, then the supersedes mappings (with `supersession`: decision and
+    rationale), then the rest; a record gets one place, so a mapping whose record is already placed is
+    rejected as the alternative that lost. Then every integration issue, then every amendment still open
+    (the supersession already follows its mapping) with `amendment`.
+
+    (Before issue 10 this accepted both EPI-OBJ-4's `new` suggestion and its supersession, a result
+    that placed one record twice.)"""
     mappings = reviewer.get(f"{API}/mappings/", {"page_size": 500}).json()
     mappings = mappings.get("results", mappings) if isinstance(mappings, dict) else mappings
-    for mapping in sorted(mappings, key=lambda m: (m["relation"] != "new", m["id"])):
+    superseded = {m["source"] for m in mappings if m["relation"] == "supersedes" and supersession[0] == "accept"}
+    placed = set()
+    for mapping in sorted(mappings, key=lambda m: (m["relation"] != "new" or m["source"] in superseded,
+                                                   m["relation"] != "supersedes", m["id"])):
         decision, rationale = supersession if mapping["relation"] == "supersedes" else ("accept", "checked by hand")
+        if mapping["source"] in placed and decision == "accept":
+            decision, rationale = "reject", "the alternative that lost: the record is placed already"
+        elif decision == "accept":
+            placed.add(mapping["source"])
         response = reviewer.post(f"{API}/mappings/{mapping['id']}/decision/",
                                  {"decision": decision, "rationale": rationale, "version": mapping["version"]},
                                  format="json")
@@ -97,7 +108,9 @@ def test_a_corpus_run_goes_from_upload_through_decisions_to_final(agent, reviewe
     run = upload_corpus_run(agent, django_capture_on_commit_callbacks)
     blocked = reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json")
     assert blocked.status_code == 409
-    assert any(b.startswith("15 mappings undecided: ") for b in blocked.json()["error"]["details"]["blockers"])
+    blockers = blocked.json()["error"]["details"]["blockers"]
+    assert sum(b["code"] == "open_disposition" for b in blockers) == 14  # 15 mappings of 14 records
+    assert all(set(b) == {"code", "record", "message", "link"} for b in blockers)
 
     decide_everything(reviewer)
     with django_capture_on_commit_callbacks(execute=True):
@@ -147,7 +160,14 @@ def test_a_finalized_corpus_run_reports_each_amendment_with_its_decision(decisio
     if decision == "accept":
         assert f"EPI-OBJ-4 is superseded by {target}" in result.markdown
     else:
-        assert "Rejected mapping EPI-OBJ-4 is superseded by " in result.markdown
+        # EPI-OBJ-4 entered the shared set through its accepted `new` mapping: the rejected supersession
+        # is an alternative not taken (Reconciliation), not a record without a place (Limitations).
+        limitations = result.markdown.split("\n## Limitations\n")[1].split("\n## Verification")[0]
+        assert "EPI-OBJ-4 has no place" not in limitations and "Rejected mapping" not in limitations
+        # (The amendment itself was rejected, and Limitations says so truly: it is not applied.)
+        assert "- Rejected amendment, not applied to the shared records: EPI-OBJ-4 is superseded by" in limitations
+        assert ("- EPI-OBJ-4 is superseded by MEM-OBJ-2: rejected in favour of the accepted EPI-OBJ-4 → "
+                in result.markdown.split("### Alternatives not taken")[1])
     assert "EPI-OBJ-4 supersedes" not in result.markdown
 
 
@@ -236,8 +256,11 @@ def test_approving_with_undecided_items_is_a_409_listing_the_blockers(undecided_
     error = response.json()["error"]
     assert error["code"] == "approval_blocked"
     blockers = error["details"]["blockers"]
-    assert any(b.startswith("14 mappings undecided: ") and b.endswith(" and 9 more.") for b in blockers)
-    assert "5 integration issues undecided: memory issue 1 (proposed)" in " ".join(blockers)
+    assert [b["code"] for b in blockers].count("open_disposition") == 14
+    assert {"code": "open_issue", "record": "memory issue 1",
+            "message": "integration memory issue 1 is undecided (proposed)",
+            "link": f"/runs/{undecided_run.run_id}/reconcile/?member=memory&issues=all#issue-"
+                    f"{IntegrationIssue.objects.get(member_version__member__run=undecided_run, index=1).pk}"} in blockers
 
 
 def test_approving_with_validation_errors_is_a_409(agent, reviewer, django_capture_on_commit_callbacks):
@@ -248,8 +271,9 @@ def test_approving_with_validation_errors_is_a_409(agent, reviewer, django_captu
         agent.post(f"{API}/members/", {"role": "memory", "content": data.decode()}, format="json")
     response = reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json")
     assert response.status_code == 409
-    assert any(b.startswith("Validation found ") and "errors block approval" in b
-               for b in response.json()["error"]["details"]["blockers"])
+    blockers = response.json()["error"]["details"]["blockers"]
+    assert blockers and {b["code"] for b in blockers} >= {"validation_error"}
+    assert all(b["link"] == f"/runs/{RUN_ID}/#validation" for b in blockers if b["code"] == "validation_error")
 
 
 def test_an_agent_cannot_approve(reconciled_run, agent):
@@ -295,7 +319,7 @@ def test_a_tampered_member_fails_finalization_and_a_retry_after_restoring_finali
 def test_retrying_a_run_that_did_not_fail_is_a_409(final_run, reviewer):
     response = reviewer.post(f"{API}/finalize/retry/")
     assert response.status_code == 409
-    assert response.json()["error"]["details"]["blockers"] == [
+    assert [b["message"] for b in response.json()["error"]["details"]["blockers"]] == [
         "The run is final; only a run whose finalization failed can be retried."
     ]
 
@@ -322,4 +346,4 @@ def test_reopening_needs_a_reason(reconciled_run, reviewer, django_capture_on_co
 def test_a_final_run_cannot_be_reopened(final_run, reviewer):
     response = reviewer.post(f"{API}/reopen/", {"reason": "too late"}, format="json")
     assert response.status_code == 409
-    assert response.json()["error"]["code"] == "invalid_state"
+    assert response.json()["error"]["code"] == "run_final"

@@ -1,0 +1,135 @@
+"""Where a run stands: the database read into `reconcile.dispositions`' plain facts (DESIGN §5).
+
+`run_standing(run)` is the one question every caller asks: the approval service (once per
+approve), the run page's and the result page's approval panel, the reconciliation page (beside its
+counters, and its conflicts filter), `GET /api/runs/{run_id}/blockers/` and `result.json`'s
+dispositions. A fixed number of queries, whatever the run's size.
+"""
+from __future__ import annotations
+
+from django.db.models import F
+
+from records import archives
+from records.models import Finding, IntegrationIssue, MemberVersion, Record, ValidationReport
+from reviews.models import Run
+
+from . import dispositions as d
+from . import services
+from .models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
+
+# How many validation errors get a blocker each before one blocker says how many more there are.
+FIRST_ERRORS = 20
+
+
+def current_versions(run: Run) -> list[MemberVersion]:
+    """The current version of every member of the run, by role."""
+    return list(MemberVersion.objects.filter(member__run=run, member__current_version_id=F("id"))
+                .select_related("member").order_by("member__role"))
+
+
+def member_names(versions: list[MemberVersion]) -> dict[str, str]:
+    """role → the member's file name as the run page shows it: the uploaded file name, or (for content
+    posted as JSON, without one) the set layout's name (`memory.md`)."""
+    return {v.member.role: (v.filename or archives.member_filename(v.member.role)) for v in versions}
+
+
+def _preconditions(run: Run, versions: list[MemberVersion]) -> list[d.Blocker]:
+    page = f"/runs/{run.run_id}/"
+    blockers = []
+    if run.status != Run.Status.IN_REVIEW:
+        blockers.append(d.Blocker(d.RUN_STATUS, run.run_id,
+                                  f"The run is {run.status}; only a run in review can be approved.", page))
+    if not versions:
+        blockers.append(d.Blocker(d.NO_MEMBERS, run.run_id, "The run has no member reports.", page))
+        return blockers
+    files = {archives.member_filename(v.member.role): bytes(v.content) for v in versions}
+    digest = archives.manifest_sha256(archives.build_manifest(archives.pins_of(files)))
+    if run.manifest_sha256 != digest:
+        blockers.append(d.Blocker(d.VALIDATION_STALE, run.run_id,
+                                  f"Validation is stale: the run's manifest hash {run.manifest_sha256 or '(none yet)'} "
+                                  f"does not match the current member versions ({digest}); wait for validation to "
+                                  f"finish.", page))
+        return blockers
+    report = ValidationReport.objects.filter(run=run, manifest_sha256=digest).order_by("-created_at", "-id").first()
+    if report is None:
+        blockers.append(d.Blocker(d.VALIDATION_PENDING, run.run_id, "The current member versions have not been "
+                                  "validated yet; wait for validation to finish.", page))
+    elif report.errors:
+        errors = list(Finding.objects.filter(report=report, severity=Finding.Severity.ERROR).order_by("id")[:FIRST_ERRORS])
+        for f in errors:
+            blockers.append(d.Blocker(d.VALIDATION_ERROR, f.record_id or f.member or run.run_id,
+                                      f"Validation error {f.code} in {f.member or 'the set'}"
+                                      f"{' at ' + f.record_id if f.record_id else ''}"
+                                      f"{f' line {f.line}' if f.line else ''}: {f.message}", page + "#validation"))
+        if report.errors > len(errors):
+            blockers.append(d.Blocker(d.VALIDATION_ERROR, run.run_id,
+                                      f"… and {report.errors - len(errors)} more validation errors.", page + "#validation"))
+    return blockers
+
+
+def _part_of(fields) -> tuple[str, ...]:
+    found = []
+    for item in fields or []:
+        label = item.get("label", "") if isinstance(item, dict) else (item[0] if item else "")
+        value = item.get("value", "") if isinstance(item, dict) else (item[1] if len(item) > 1 else "")
+        if str(label).strip().lower() == "part of":
+            found += d.ids_in(str(value))
+    return tuple(dict.fromkeys(found))
+
+
+def run_facts(run: Run, versions: list[MemberVersion] | None = None) -> d.RunFacts:
+    """The run's current decisions as plain facts."""
+    versions = current_versions(run) if versions is None else versions
+    deciding = [v for v in versions if v.member.role not in services.SEEDING_ROLES]
+    role_of = {v.pk: v.member.role for v in versions}
+    records = [
+        d.RecordFact(member=role_of[r["member_version_id"]], record_id=r["record_id"], pk=r["pk"],
+                     part_of=_part_of(r["fields"]))
+        for r in Record.objects.filter(member_version__in=deciding, record_type=Record.Type.DECLARATION)
+        .order_by("member_version__member__role", "ordinal").values("pk", "record_id", "member_version_id", "fields")
+    ]
+    mappings = [
+        d.MappingFact(pk=m["pk"], source=m["source"], relation=m["relation"], target=m["target"], state=m["state"],
+                      rationale=m["rationale"], member=m["role"] or "")
+        for m in Mapping.objects.filter(run=run).annotate(role=F("source_record__member_version__member__role"))
+        .order_by("pk").values("pk", "source", "relation", "target", "state", "rationale", "role")
+    ]
+    canonical = [d.CanonicalFact(canonical_id=c[0], state=c[1], rationale=c[2], source_record_id=c[3])
+                 for c in CanonicalRecord.objects.filter(run=run).values_list(
+                     "canonical_id", "state", "rationale", "source_record_id")]
+    decisions = dict(IssueDecision.objects.filter(issue__member_version__in=versions).values_list("issue_id", "state"))
+    issues = [d.IssueFact(pk=i["pk"], member=role_of[i["member_version_id"]], index=i["index"],
+                          state=decisions.get(i["pk"], d.PROPOSED), references=tuple(i["references"] or ()))
+              for i in IntegrationIssue.objects.filter(member_version__in=versions)
+              .order_by("member_version__member__role", "index").values("pk", "member_version_id", "index",
+                                                                         "references")]
+    return d.RunFacts(run_id=run.run_id, records=tuple(records), mappings=tuple(mappings),
+                      canonical=tuple(canonical), issues=tuple(issues), amendments=tuple(_amendments(versions)),
+                      preconditions=tuple(_preconditions(run, versions)))
+
+
+def _amendments(versions: list[MemberVersion]) -> list[d.AmendmentFact]:
+    """Each amendment and conflict paragraph of the current versions with its decision, read from the
+    stored paragraphs, so a version sync has not reached yet (or a changed text) counts as open."""
+    rows = {(r.member_version_id, r.index): r for r in AmendmentDecision.objects.filter(member_version__in=versions)}
+    found = []
+    for version in versions:
+        role = version.member.role
+        for index, paragraph in enumerate(services.stated_paragraphs(version), start=1):
+            row = rows.get((version.pk, index))
+            if row is None:
+                state = "not yet synced"
+            elif row.content_sha256 != services.amendment_sha256(paragraph["kind"], paragraph["text"]):
+                state = "text changed since its decision"
+            else:
+                state = row.state
+            found.append(d.AmendmentFact(
+                pk=row.pk if row else None, member=role, line=paragraph["line"], kind=paragraph["kind"], state=state,
+                text=paragraph["text"],
+                supersession=bool(services.supersession_keys(role, paragraph["kind"], paragraph["text"]))))
+    return found
+
+
+def run_standing(run: Run, versions: list[MemberVersion] | None = None) -> d.Standing:
+    """One disposition per member record and every blocker of approval, for `run` as it is now."""
+    return d.standing(run_facts(run, versions))

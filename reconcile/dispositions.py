@@ -1,0 +1,368 @@
+"""One disposition per member record, and the one list of what blocks approval (DESIGN §5).
+
+Pure: plain frozen dataclasses in, dispositions and blockers out; no ORM, no clock. The run page,
+the reconciliation page (its counters, its conflicts filter, its approval form), the API
+(`GET …/blockers/`, `POST …/approve/` answering 409) and approval itself all ask this module,
+through `reconcile.blockers.run_standing`, so they can never disagree.
+
+Every record of every non-seeding member (the runtime's and an imported result's declarations
+seed the shared set and need no decision) ends with exactly one disposition:
+
+- `mapped`: one accepted `same`, `part-of` or `supersedes` mapping places it (relation, target);
+- `new`: one accepted `new` mapping entered it into the shared set under `target`;
+- `no-counterpart`: one accepted `no-counterpart` mapping says the shared set has no counterpart;
+- `rejected`: no accepted mapping and every mapping of it rejected: it has no place (rationale);
+- `open`: no accepted mapping and at least one still open (proposed or stale), or none at all.
+
+A rejected mapping of a record that another, accepted mapping places is a settled choice between
+alternatives (it is recorded in the result's Reconciliation with its rationale), never a rejection
+of the record.
+
+Blockers carry a `code` (see BLOCKER_CODES), the `record` (or item) they are about, a `message`
+that says what to do, and a `link` to the place where it is done. Codes in CONFLICT_CODES are
+incoherent decisions: the reconciliation page's conflicts filter shows exactly the rows they name.
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+MAPPED, NEW, NO_COUNTERPART, REJECTED, OPEN = "mapped", "new", "no-counterpart", "rejected", "open"
+DISPOSITIONS = (MAPPED, NEW, NO_COUNTERPART, REJECTED, OPEN)
+# A record with one of these dispositions has a place in (or joined to) the shared set.
+PLACED = (MAPPED, NEW)
+
+ACCEPTED, REJECTED_STATE, PROPOSED, STALE, CARRIED = "accepted", "rejected", "proposed", "stale", "carried"
+OPEN_STATES = (PROPOSED, STALE)
+IDENTITY = ("same", "new")
+
+# Blocker codes. Preconditions and open items first, then incoherent decisions.
+RUN_STATUS = "run_status"
+NO_MEMBERS = "no_members"
+VALIDATION_PENDING = "validation_pending"
+VALIDATION_STALE = "validation_stale"
+VALIDATION_ERROR = "validation_error"
+OPEN_DISPOSITION = "open_disposition"
+OPEN_ALTERNATIVE = "open_alternative"
+OPEN_ISSUE = "open_issue"
+OPEN_AMENDMENT = "open_amendment"
+SEVERAL_PLACES = "several_places"
+REJECTED_TARGET = "rejected_target"
+UNKNOWN_TARGET = "unknown_target"
+CONFLICTING_CLAIM = "conflicting_claim"
+AMENDMENT_ON_REJECTED = "amendment_on_rejected"
+PART_OF_REJECTED = "part_of_rejected"
+ISSUE_NAMES_REJECTED = "issue_names_rejected"
+
+CONFLICT_CODES = (SEVERAL_PLACES, REJECTED_TARGET, UNKNOWN_TARGET, CONFLICTING_CLAIM, AMENDMENT_ON_REJECTED,
+                  PART_OF_REJECTED, ISSUE_NAMES_REJECTED)
+BLOCKER_CODES = (RUN_STATUS, NO_MEMBERS, VALIDATION_PENDING, VALIDATION_STALE, VALIDATION_ERROR, OPEN_DISPOSITION,
+                 OPEN_ALTERNATIVE, OPEN_ISSUE, OPEN_AMENDMENT) + CONFLICT_CODES
+
+_ID = re.compile(r"(?<![A-Za-z0-9-])(?:(?:RT|MEM|EPI)-)?(?:CMP|OBJ|RTE|CLM|ABS|BAP)-"
+                 r"(?:\d+|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*){0,2})(?![A-Za-z0-9-])")
+
+
+def ids_in(text: str) -> list[str]:
+    """Every full record ID written in `text`, in order, once each."""
+    return list(dict.fromkeys(_ID.findall(text or "")))
+
+
+@dataclass(frozen=True)
+class RecordFact:
+    """A declaration of a current, non-seeding member version (or, with pk None, the source of a mapping
+    statement that no member declares: seed 000's `MEM-OBJ-1 → OBJ-5`, member `statements`)."""
+
+    member: str
+    record_id: str
+    pk: int | None = None
+    part_of: tuple[str, ...] = ()  # the IDs its `Part of:` fields name
+
+
+@dataclass(frozen=True)
+class MappingFact:
+    pk: int
+    source: str
+    relation: str
+    target: str
+    state: str
+    rationale: str = ""
+    member: str = ""  # the member whose record is the source ("" for a statement without a declaration)
+
+
+@dataclass(frozen=True)
+class CanonicalFact:
+    canonical_id: str
+    state: str  # "active" or "rejected"
+    rationale: str = ""
+    source_record_id: str = ""
+
+
+@dataclass(frozen=True)
+class IssueFact:
+    pk: int  # the integration issue's pk (the page's row is `issue-<pk>`)
+    member: str
+    index: int
+    state: str  # the decision's state; "proposed" when none is recorded
+    references: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AmendmentFact:
+    pk: int | None  # None: a paragraph sync has not made a decision for yet
+    member: str
+    line: int
+    kind: str  # "amendment" or "unresolved-conflict"
+    state: str  # decision state, or "not yet synced" / "text changed since its decision" (both open)
+    text: str = ""
+    supersession: bool = False  # decided by its supersedes mapping(s), which the mapping checks cover
+
+    @property
+    def is_open(self) -> bool:
+        return self.state not in (ACCEPTED, REJECTED_STATE, CARRIED)
+
+
+@dataclass(frozen=True)
+class Blocker:
+    code: str
+    record: str
+    message: str
+    link: str = ""
+    mapping: int | None = None  # the mapping row it is about, for the page's conflicts filter
+    item: str = ""  # the decided item that makes it ("mapping:<pk>", "issue:<pk>", "amendment:<pk>")
+
+    def as_dict(self) -> dict:
+        return {"code": self.code, "record": self.record, "message": self.message, "link": self.link}
+
+
+@dataclass(frozen=True)
+class Disposition:
+    member: str
+    record: str
+    disposition: str
+    relation: str = ""
+    target: str = ""
+    rationale: str = ""
+    mapping: int | None = None  # the accepted mapping that places it
+    # Mappings of the record that lost to the accepted one (rejected alternatives): (relation, target, rationale).
+    alternatives: tuple[tuple[str, str, str], ...] = ()
+
+    def as_dict(self) -> dict:
+        return {"member": self.member, "record": self.record, "disposition": self.disposition,
+                "relation": self.relation or None, "target": self.target or None, "rationale": self.rationale}
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    run_id: str
+    records: tuple[RecordFact, ...] = ()
+    mappings: tuple[MappingFact, ...] = ()
+    canonical: tuple[CanonicalFact, ...] = ()
+    issues: tuple[IssueFact, ...] = ()
+    amendments: tuple[AmendmentFact, ...] = ()
+    # Blockers about the run as a whole (status, validation), found by the caller from the database.
+    preconditions: tuple[Blocker, ...] = ()
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a run stands: one disposition per member record, and everything that blocks approval."""
+
+    dispositions: tuple[Disposition, ...]
+    blockers: tuple[Blocker, ...]
+    by_record: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def conflict_mappings(self) -> set[int]:
+        """The mappings an incoherent decision involves: what the page's conflicts filter shows."""
+        return {b.mapping for b in self.blockers if b.code in CONFLICT_CODES and b.mapping is not None}
+
+    def conflict_of(self, mapping_pk: int) -> str:
+        return next((b.message for b in self.blockers if b.mapping == mapping_pk and b.code in CONFLICT_CODES), "")
+
+
+# --- links ---------------------------------------------------------------------------------------
+
+def _page(run_id: str, member: str = "", anchor: str = "", extra: str = "") -> str:
+    query = "&".join(p for p in (f"member={member}" if member else "", extra) if p)
+    return f"/runs/{run_id}/reconcile/" + (f"?{query}" if query else "") + (f"#{anchor}" if anchor else "")
+
+
+def mapping_link(run_id: str, member: str, pk: int) -> str:
+    return _page(run_id, member or "statements", f"pair-{pk}")
+
+
+# --- dispositions --------------------------------------------------------------------------------
+
+def _phrase(relation: str, target: str) -> str:
+    if relation == "supersedes":
+        return f"is superseded by {target or '∅'}"
+    return f"{relation} {target or '∅'}"
+
+
+def dispose(record: RecordFact, mappings: list[MappingFact]) -> Disposition:
+    """The one disposition of `record` given all its mappings (any state)."""
+    accepted = [m for m in mappings if m.state == ACCEPTED]
+    rejected = [m for m in mappings if m.state == REJECTED_STATE]
+    is_open = [m for m in mappings if m.state in OPEN_STATES]
+    base = dict(member=record.member, record=record.record_id)
+    if len(accepted) == 1:
+        chosen = accepted[0]
+        kind = {"new": NEW, "no-counterpart": NO_COUNTERPART}.get(chosen.relation, MAPPED)
+        return Disposition(**base, disposition=kind, relation=chosen.relation,
+                           target=chosen.target if chosen.relation != "no-counterpart" else "",
+                           rationale=chosen.rationale, mapping=chosen.pk,
+                           alternatives=tuple((m.relation, m.target, m.rationale) for m in rejected))
+    if len(accepted) > 1:
+        return Disposition(**base, disposition=OPEN, rationale="several accepted mappings: "
+                           + "; ".join(_phrase(m.relation, m.target) for m in accepted))
+    if is_open or not mappings:
+        return Disposition(**base, disposition=OPEN,
+                           rationale="no mapping proposed" if not mappings else "a mapping is still open")
+    return Disposition(**base, disposition=REJECTED,
+                       rationale="; ".join(dict.fromkeys(m.rationale.strip() for m in rejected if m.rationale.strip()))
+                       or "every mapping rejected")
+
+
+def standing(facts: RunFacts) -> Standing:
+    """Every member record's disposition and the run's approval blockers, in a stable order."""
+    run_id = facts.run_id
+    by_source: dict[str, list[MappingFact]] = defaultdict(list)
+    for m in sorted(facts.mappings, key=lambda m: m.pk):
+        by_source[m.source].append(m)
+    records = list(facts.records)
+    known = {r.record_id for r in records}
+    for source, rows in by_source.items():
+        if source not in known:  # a statement's source that no current member declares
+            records.append(RecordFact(member=rows[0].member or "statements", record_id=source))
+            known.add(source)
+    dispositions = [dispose(r, by_source.get(r.record_id, [])) for r in records]
+    by_record = {d.record: d for d in dispositions}
+    members = {r.record_id: r for r in records}
+    canonical = {c.canonical_id: c for c in facts.canonical}
+    aliases = {c.source_record_id: c.canonical_id for c in facts.canonical if c.source_record_id}
+
+    def link_of(record_id: str) -> str:
+        record = members.get(record_id)
+        rows = by_source.get(record_id, [])
+        if rows:
+            return mapping_link(run_id, record.member if record else "", rows[0].pk)
+        if record is not None and record.pk is not None:
+            return _page(run_id, record.member, f"record-{record.pk}")
+        return _page(run_id)
+
+    def without_place(record_id: str) -> str:
+        """Why a record named somewhere has no place in the shared set ('' when it has one or is unknown)."""
+        disposition = by_record.get(record_id)
+        if disposition is not None and disposition.disposition in (REJECTED, NO_COUNTERPART):
+            why = "every mapping of it was rejected" if disposition.disposition == REJECTED else "it has no counterpart"
+            return f"{record_id} has no place in the shared set ({why})"
+        target = canonical.get(record_id) or canonical.get(aliases.get(record_id, ""))
+        if target is not None and target.state == REJECTED_STATE:
+            return f"canonical record {target.canonical_id} was rejected ({target.rationale or 'no rationale'})"
+        return ""
+
+    blockers: list[Blocker] = list(facts.preconditions)
+    for d in dispositions:
+        rows = by_source.get(d.record, [])
+        accepted = [m for m in rows if m.state == ACCEPTED]
+        if d.disposition == OPEN and len(accepted) <= 1:
+            open_rows = [m for m in rows if m.state in OPEN_STATES]
+            what = ("no mapping is proposed for it" if not rows else
+                    "its mapping " + ", ".join(f"{_phrase(m.relation, m.target)} ({m.state})" for m in open_rows)
+                    + (" is" if len(open_rows) == 1 else " are") + " undecided")
+            blockers.append(Blocker(OPEN_DISPOSITION, d.record, f"{d.record} ({d.member}) has no disposition yet: "
+                                    f"{what}; accept the right one or reject them", link_of(d.record),
+                                    open_rows[0].pk if open_rows else None))
+        if len(accepted) > 1:
+            message = (f"{d.record} has {len(accepted)} accepted mappings ("
+                       + "; ".join(_phrase(a.relation, a.target) for a in accepted)
+                       + "): a record has one place; reopen all but one")
+            for m in accepted:
+                blockers.append(Blocker(SEVERAL_PLACES, d.record, message, mapping_link(run_id, d.member, m.pk), m.pk,
+                                        f"mapping:{m.pk}"))
+        if d.disposition in PLACED + (NO_COUNTERPART,):
+            for m in rows:
+                if m.state in OPEN_STATES:
+                    blockers.append(Blocker(
+                        OPEN_ALTERNATIVE, d.record,
+                        f"{d.record} is already {_phrase(d.relation, d.target)} (accepted), but mapping "
+                        f"{_phrase(m.relation, m.target)} is still {m.state}: reject it as the alternative that lost",
+                        mapping_link(run_id, d.member, m.pk), m.pk, f"mapping:{m.pk}"))
+        for m in accepted:
+            if m.relation in ("new", "no-counterpart"):
+                continue
+            target = canonical.get(m.target)
+            if target is None:
+                blockers.append(Blocker(UNKNOWN_TARGET, d.record,
+                                        f"accepted mapping {d.record} {_phrase(m.relation, m.target)}: "
+                                        f"{m.target} is not a canonical record of the run; reopen it",
+                                        mapping_link(run_id, d.member, m.pk), m.pk, f"mapping:{m.pk}"))
+            elif target.state == REJECTED_STATE:
+                blockers.append(Blocker(REJECTED_TARGET, d.record,
+                                        f"accepted mapping {d.record} {_phrase(m.relation, m.target)} points at "
+                                        f"{m.target}, which was rejected ({target.rationale or 'no rationale'}); "
+                                        f"reopen the mapping or choose another target",
+                                        mapping_link(run_id, d.member, m.pk), m.pk, f"mapping:{m.pk}"))
+        if d.disposition in PLACED:
+            record = members.get(d.record)
+            for parent in (record.part_of if record else ()):
+                why = without_place(parent)
+                if why:
+                    blockers.append(Blocker(PART_OF_REJECTED, d.record,
+                                            f"{d.record} is placed in the shared set but is `Part of: {parent}`, and "
+                                            f"{why}", link_of(d.record), d.mapping, f"mapping:{d.mapping}"))
+
+    # Two records of one member accepted as the same canonical record: one member, one referent, one ID.
+    claims: dict[tuple[str, str], list[MappingFact]] = defaultdict(list)
+    for m in facts.mappings:
+        if m.state == ACCEPTED and m.relation in IDENTITY and m.target and m.member:
+            claims[(m.member, m.target)].append(m)
+    for (member, target), rivals in sorted(claims.items()):
+        sources = sorted({m.source for m in rivals})
+        if len(sources) < 2:
+            continue
+        for m in sorted(rivals, key=lambda m: m.pk):
+            blockers.append(Blocker(CONFLICTING_CLAIM, m.source,
+                                    f"{' and '.join(sources)} (both {member}) are each accepted as {target}: two "
+                                    f"records of one member cannot be one canonical record; reopen one",
+                                    mapping_link(run_id, member, m.pk), m.pk, f"mapping:{m.pk}"))
+
+    for issue in facts.issues:
+        where = f"{issue.member} issue {issue.index}"
+        link = _page(run_id, issue.member, f"issue-{issue.pk}", "issues=all")
+        if issue.state in OPEN_STATES:
+            blockers.append(Blocker(OPEN_ISSUE, where, f"integration {where} is undecided ({issue.state})", link))
+        elif issue.state == ACCEPTED:
+            for ref in issue.references:
+                disposition = by_record.get(ref)
+                why = without_place(ref) if disposition is None or disposition.disposition != NO_COUNTERPART else ""
+                if why:
+                    blockers.append(Blocker(ISSUE_NAMES_REJECTED, ref,
+                                            f"integration {where} is accepted but names {ref}, and {why}; "
+                                            f"reject the issue or place {ref}", link, _first_mapping(by_source, ref),
+                                            f"issue:{issue.pk}"))
+
+    for amendment in facts.amendments:
+        label = "unresolved conflict" if amendment.kind == "unresolved-conflict" else "amendment"
+        where = f"{amendment.member} {label} at line {amendment.line}"
+        link = _page(run_id, anchor=f"amendment-{amendment.pk}" if amendment.pk else "amendments")
+        if amendment.is_open:
+            blockers.append(Blocker(OPEN_AMENDMENT, where, f"{where} is undecided ({amendment.state})", link))
+            continue
+        if amendment.state != ACCEPTED or amendment.supersession:
+            continue
+        for ref in ids_in(amendment.text):
+            why = without_place(ref)
+            if why:
+                blockers.append(Blocker(AMENDMENT_ON_REJECTED, ref,
+                                        f"{where} is accepted and names {ref}, but {why}; reject or carry the "
+                                        f"amendment, or place {ref}", link, _first_mapping(by_source, ref),
+                                        f"amendment:{amendment.pk}"))
+    return Standing(dispositions=tuple(dispositions), blockers=tuple(blockers), by_record=by_record)
+
+
+def _first_mapping(by_source: dict[str, list[MappingFact]], record_id: str) -> int | None:
+    rows = by_source.get(record_id, [])
+    return rows[0].pk if rows else None

@@ -1,0 +1,153 @@
+"""The result's self-check: read the rendered bytes back and check they cannot contradict themselves (DESIGN §7).
+
+An independent reader: it knows the result's layout (section headings, the Mappings list, the
+Dispositions table, the Limitations list) but nothing of the renderer's data. Finalization stores
+a result only when `check_result` finds nothing:
+
+1. each member record has exactly one disposition (one row of `### Dispositions`);
+2. every accepted mapping appears once in `### Mappings`, with its relation, and nothing else does;
+3. no record is both placed (mapped or new) and said to have no place (in Limitations);
+4. every canonical ID the Mappings list or the Dispositions table cites is a record of Shared records.
+
+Pure: text in, a list of problems (one sentence each) out.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+_ID = r"(?:(?:[A-Z]+)-)?(?:CMP|OBJ|RTE|CLM|ABS|BAP)-(?:\d+|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*)"
+_HEADING = re.compile(r"^(#{2,6}) (.*)$")
+_DECLARATION = re.compile(rf"^#### (?P<id>{_ID})(?: — .*)?$")
+# The words of the Mappings table's last column, per relation: they must agree with the relation column.
+_STATEMENTS = {
+    "same": re.compile(rf"^(?P<source>{_ID}) → (?P<target>{_ID})$"),
+    "new": re.compile(rf"^(?P<source>{_ID}) → (?P<target>{_ID})$"),
+    "part-of": re.compile(rf"^(?P<source>{_ID}) part of (?P<target>{_ID})$"),
+    "supersedes": re.compile(rf"^(?P<source>{_ID}) is superseded by (?P<target>{_ID})$"),
+    "no-counterpart": re.compile(rf"^(?P<source>{_ID}) has no counterpart in the shared set$"),
+}
+_NO_PLACE = re.compile(rf"(?P<id>{_ID}) has no place in the shared set")
+DISPOSITIONS = {"mapped", "new", "no-counterpart", "rejected"}
+PLACED = {"mapped", "new"}
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """What the reader found in the bytes."""
+
+    shared: frozenset[str]
+    mappings: tuple[tuple[str, str, str], ...]  # (source, relation, target) per line of ### Mappings
+    unreadable_mappings: tuple[str, ...]
+    dispositions: tuple[tuple[str, str, str, str, str], ...]  # (record, member, disposition, relation, target)
+    no_place: frozenset[str]
+
+
+def _sections(lines: list[str]) -> dict[str, list[str]]:
+    """'## Title' and '### Title' → their lines (up to the next heading of the same or a higher level)."""
+    found: dict[str, list[str]] = {}
+    open_: list[tuple[int, str]] = []
+    for line in lines:
+        match = _HEADING.match(line)
+        if match and len(match.group(1)) <= 3:
+            level = len(match.group(1))
+            open_ = [(lvl, key) for lvl, key in open_ if lvl < level]
+            key = match.group(2).strip()
+            found.setdefault(key, [])
+            open_.append((level, key))
+            continue
+        for _level, key in open_:
+            found[key].append(line)
+    return found
+
+
+def _cells(row: str) -> list[str]:
+    body = row.strip()[1:-1]
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", body)]
+
+
+def read_result(markdown: str) -> ReadResult:
+    lines = markdown.split("\n")
+    sections = _sections(lines)
+    shared = frozenset(m.group("id") for line in sections.get("Shared records", [])
+                       if (m := _DECLARATION.match(line)))
+    mappings, unreadable = [], []
+    for row in [line for line in sections.get("Mappings", []) if line.startswith("|")][2:]:
+        cells = _cells(row)
+        if len(cells) != 4:
+            unreadable.append(row)
+            continue
+        source, relation, target, words = cells
+        target = "" if target == "—" else target
+        pattern = _STATEMENTS.get(relation)
+        match = pattern.match(words) if pattern else None
+        if match is None or match.group("source") != source or (match.groupdict().get("target") or "") != target:
+            unreadable.append(row)  # the words do not say what the relation and target columns say
+            continue
+        mappings.append((source, relation, target))
+    rows = []
+    table = [line for line in sections.get("Dispositions", []) if line.startswith("|")]
+    for row in table[2:]:
+        cells = _cells(row)
+        if len(cells) >= 5:
+            record, member, disposition, relation, target = cells[:5]
+            rows.append((record, member, disposition, "" if relation == "—" else relation,
+                         "" if target == "—" else target))
+    no_place = frozenset(m.group("id") for line in sections.get("Limitations", []) for m in _NO_PLACE.finditer(line))
+    return ReadResult(shared=shared, mappings=tuple(mappings), unreadable_mappings=tuple(unreadable),
+                      dispositions=tuple(rows), no_place=no_place)
+
+
+def check_result(markdown: str, *, member_records: set[tuple[str, str]],
+                 accepted: set[tuple[str, str, str]]) -> list[str]:
+    """Problems with the rendered result ([] when it passes). `member_records` are (member role, record
+    ID) of every non-seeding member declaration; `accepted` the (source, relation, target) of every
+    accepted mapping, as the decisions hold them."""
+    read = read_result(markdown)
+    problems = []
+
+    # 1. one disposition per member record
+    counts = Counter(row[0] for row in read.dispositions)
+    for record, n in sorted(counts.items()):
+        if n > 1:
+            problems.append(f"{record} has {n} dispositions")
+    for member, record in sorted(member_records):
+        if counts[record] == 0:
+            problems.append(f"{record} ({member}) has no disposition")
+    for record, _member, disposition, _relation, _target in read.dispositions:
+        if disposition not in DISPOSITIONS:
+            problems.append(f"{record} has the disposition {disposition!r}, which a final result cannot have")
+
+    # 2. every accepted mapping once, with its relation
+    listed = Counter(read.mappings)
+    for line in read.unreadable_mappings:
+        problems.append(f"a Mappings row does not state its mapping with its relation: {line!r}")
+    for mapping, n in sorted(listed.items()):
+        if n > 1:
+            problems.append(f"{_words(mapping)} is listed {n} times")
+        if mapping not in accepted:
+            problems.append(f"{_words(mapping)} is listed but no accepted mapping says so")
+    for mapping in sorted(accepted):
+        if mapping not in listed:
+            problems.append(f"the accepted mapping {_words(mapping)} is missing from Mappings")
+    for record, _member, disposition, relation, target in read.dispositions:
+        if disposition in PLACED | {"no-counterpart"} and (record, relation, target) not in listed:
+            problems.append(f"{record} is {disposition} ({relation} {target or '∅'}) but Mappings does not say so")
+
+    # 3. placed and without a place
+    placed = {row[0] for row in read.dispositions if row[2] in PLACED} | {
+        source for source, relation, _t in read.mappings if relation != "no-counterpart"}
+    for record in sorted(placed & read.no_place):
+        problems.append(f"{record} is placed in the shared set and also said to have no place")
+
+    # 4. canonical IDs cited exist
+    cited = {target for _s, _r, target in read.mappings if target} | {row[4] for row in read.dispositions if row[4]}
+    for target in sorted(cited - read.shared):
+        problems.append(f"{target} is cited but is not a record of Shared records")
+    return problems
+
+
+def _words(mapping: tuple[str, str, str]) -> str:
+    source, relation, target = mapping
+    return f"{source} {relation} {target or '∅'}"
