@@ -440,6 +440,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
 
     issues_scope = filters.value("issues")
     kinds_present = sorted({c.kind for c in canonicals.values() if c.state == CanonicalRecord.State.ACTIVE})
+    shown, more = _rows_page(rows, request.GET.get("offset"))
     return {
         "run": run,
         "members": pickable,
@@ -452,7 +453,12 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         "issues_scope": issues_scope,
         "kinds": [k for k, _ in filters.fields["kind"].choices if k],
         "shows": [s for s, _ in PageFilterForm.SHOW],
-        "rows": _grouped([row.display() for row in rows]),
+        # One page of rows (the word diffs of those rows only); the rest arrive as the reviewer
+        # scrolls or presses j past the last row (`more`: htmx, or a plain link without JavaScript).
+        "rows": _grouped([row.display() for row in shown]),
+        "more": more | {"url": _page_url(run, {name: request.GET.get(name, "") for name in KEPT_FILTERS}
+                                         | {"member": current, "offset": more["offset"]})} if more else None,
+        "rows_total": len(rows),
         **_issues_panel(request, run, members, selected, issues_scope),
         "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
         "targets_by_kind": _targets_by_kind(canonicals, kinds_present),
@@ -491,6 +497,20 @@ class _RowBuilder:
                 row.reject_action = self.reject_action(row.canonical.pk)
             rows.append(row)
         return rows
+
+
+PAGE_ROWS = 60
+
+
+def _rows_page(rows: list, offset: str | None) -> tuple[list, dict | None]:
+    """The rows from `offset` (a row index) for about PAGE_ROWS rows, never splitting one member record's
+    rows across pages; and where the next page starts ({"offset", "left"}), or None at the end."""
+    start = int(offset) if offset and offset.isdigit() else 0
+    start = min(start, len(rows))
+    end = min(start + PAGE_ROWS, len(rows))
+    while 0 < end < len(rows) and rows[end].source == rows[end - 1].source:
+        end += 1
+    return rows[start:end], ({"offset": end, "left": len(rows) - end} if end < len(rows) else None)
 
 
 def _grouped(rows: list[dict]) -> list[dict]:
@@ -655,6 +675,8 @@ def run_reconcile(request, run_id: str):
     context = _page_context(request, run, filters)
     if request.htmx and request.htmx.target == "pair-table":
         return render(request, "reconcile/run_reconcile.html#pair-table", context)
+    if request.htmx and request.GET.get("offset"):  # the next page of rows, as the reviewer scrolls
+        return render(request, "reconcile/run_reconcile.html#page-rows", context)
     return render(request, "reconcile/run_reconcile.html", context)
 
 
