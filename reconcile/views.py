@@ -44,6 +44,7 @@ from reviews.models import Run
 from . import diffing, dispositions, services
 from .blockers import run_standing
 from .panels import blockers_context, final_notice
+from .word_diffs import stored_diffs
 from .forms import AmendmentDecisionForm, BulkAcceptForm, DecisionForm, PageFilterForm, ProposeForm, RejectCanonicalForm
 from .models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, Mapping
 
@@ -87,6 +88,7 @@ class PairRow:
     canonical_message: str = ""
     canonical_message_class: str = ""
     oob: bool = False  # swapped out of band, beside the row the reviewer acted on
+    diff: tuple | None = None  # the stored word diff (reconcile/word_diffs.py), when the page looked it up
 
     @property
     def dom_id(self) -> str:
@@ -134,7 +136,7 @@ class PairRow:
         The word diff is computed here, so only for rows that are shown and have a canonical side."""
         m, record, canonical = self.mapping, self.record, self.canonical
         if record is not None and canonical is not None:
-            left, right = _diff(record.text, canonical.text)
+            left, right = self.diff or _diff(record.text, canonical.text)
         else:
             left = record.text if record is not None else ""
             right = canonical.text if canonical is not None else ""
@@ -441,6 +443,11 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
     issues_scope = filters.value("issues")
     kinds_present = sorted({c.kind for c in canonicals.values() if c.state == CanonicalRecord.State.ACTIVE})
     shown, more = _rows_page(rows, request.GET.get("offset"))
+    diffs = stored_diffs([(r.record.text, r.canonical.text) for r in shown
+                          if r.record is not None and r.canonical is not None], _diff)
+    for r in shown:
+        if r.record is not None and r.canonical is not None:
+            r.diff = diffs.get((r.record.text, r.canonical.text))
     return {
         "run": run,
         "members": pickable,
