@@ -231,7 +231,7 @@ def profile_ingest():
             runs[(attempt, path.name)] = create_run(
                 actor=actor, run_id=f"AAS-2026-01-01-prof-s{path.name[:3]}-{attempt:02d}", system="Bench",
                 title="bench", run_date="2026-01-01", reviewed_boundary="0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f")
-    events_before = AuditEvent.objects.count()
+    events_before = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     profiler = cProfile.Profile()
     with CaptureQueriesContext(connection) as queries:
         profiler.enable()
@@ -250,11 +250,11 @@ def profile_ingest():
             single = sql.count("VALUES (") <= 1 and "), (" not in sql
             verb = "INSERT (one row)" if single else "INSERT (bulk)"
         kinds[verb] += 1
-    events = AuditEvent.objects.count() - events_before
+    events = AuditEvent.objects.filter(pk__gt=events_before).count()
     print(f"uploads: {uploads}; SQL statements: {len(queries)} ({len(queries) / uploads:.1f} per upload)")
     for verb, n in kinds.most_common():
         print(f"  {verb:<20} {n:>6}")
-    actions = Counter(AuditEvent.objects.filter(run__run_id__contains="-prof-").values_list("action", flat=True))
+    actions = Counter(AuditEvent.objects.filter(pk__gt=events_before).values_list("action", flat=True))
     print(f"audit events: {events} ({events / uploads:.1f} per upload): {dict(actions)}")
     stats = pstats.Stats(profiler)
     parses = sum(v[1] for k, v in stats.stats.items() if k[2] == "parse_report_strict")
