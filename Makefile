@@ -28,5 +28,6 @@ test: install
 	DEBUG=1 DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} \
 		$(PY) -m pytest $(PYTEST_ARGS)
 
+# The benchmark of DESIGN.md §11 on a database of its own; BENCH_ARGS="ingest latency" runs only those parts.
 bench: install
-	DEBUG=1 $(PY) bench/benchmark.py
+	DEBUG=1 $(PY) bench/benchmark.py $(BENCH_ARGS)

@@ -23,8 +23,8 @@ from django.utils import timezone
 
 from records import archives, snapshots
 from records.document import ParsedReport
+from records import parsed as parse_cache
 from records.models import IntegrationIssue, MemberVersion
-from records.parsing import parse_report
 from records.validation import ERROR, WARNING, MemberInput, RunFacts, validate_set
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import AuditEvent, Run
@@ -360,7 +360,8 @@ def _verified_members(run: Run, approval: Approval) -> list[_Member]:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise FinalizationRefused(f"{member_name(version)} is not UTF-8 text ({exc})") from None
-        members.append(_Member(version=version, data=data, report=parse_report(text)))
+        # The parse of exactly these bytes (hashed just above), kept by the parse task when this process ran it.
+        members.append(_Member(version=version, data=data, report=parse_cache.report_of(actual, lambda: data)))
     if not members:
         raise FinalizationRefused("the run has no member reports")
     digest = archives.manifest_sha256(archives.build_manifest(archives.pins_of({m.name: m.data for m in members})))

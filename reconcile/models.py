@@ -231,3 +231,14 @@ class RunRevision(models.Model):
     successor = models.OneToOneField(Run, on_delete=models.PROTECT, related_name="revision_of")
     created_by = models.CharField(max_length=200)
     created_at = models.DateTimeField(default=timezone.now)
+
+
+class WordDiff(models.Model):
+    """The reconciliation page's word diff of a member record's text against a canonical record's
+    text, computed once and kept (reconcile/word_diffs.py): `key` is the SHA-256 of the two texts,
+    so a new record version or a changed canonical text is a new key and nothing goes stale."""
+
+    key = models.CharField(max_length=64, unique=True)
+    left = models.TextField()  # the member text, escaped, words only in it wrapped in <del>
+    right = models.TextField()  # the canonical text, escaped, words only in it wrapped in <ins>
+    created_at = models.DateTimeField(default=timezone.now)

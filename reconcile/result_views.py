@@ -19,6 +19,7 @@ from . import approval as services
 from . import services as reconcile_services
 from .models import Result
 from .panels import blockers_context, final_notice
+from .result_toc import render_with_contents
 
 # Reports contain `<`, `>` and backticks: raw HTML in the Markdown is never passed through, and
 # whatever markdown-it produces is sanitised again before it reaches the page.
@@ -74,7 +75,9 @@ def result_detail(request, run_id: str):
     context = approve_panel_context(request, run) | {"result": result}
     if result is not None:
         front_matter, body = split_front_matter(result.markdown)
-        context |= {"front_matter": front_matter, "result_html": markdown_html(body)}
+        html, contents = render_with_contents(body)  # headings get anchors; the stored bytes do not change
+        context |= {"front_matter": front_matter, "result_html": mark_safe(html),  # noqa: S308 — nh3-sanitised
+                    "contents": contents}
     return render(request, "reconcile/result_detail.html", context)
 
 

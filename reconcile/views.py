@@ -45,6 +45,7 @@ from reviews.models import Run
 from . import diffing, dispositions, services
 from .blockers import run_standing
 from .panels import blockers_context, final_notice
+from .word_diffs import stored_diffs
 from .forms import AmendmentDecisionForm, BulkAcceptForm, DecisionForm, PageFilterForm, ProposeForm, RejectCanonicalForm
 from .models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, Mapping
 
@@ -88,6 +89,7 @@ class PairRow:
     canonical_message: str = ""
     canonical_message_class: str = ""
     oob: bool = False  # swapped out of band, beside the row the reviewer acted on
+    diff: tuple | None = None  # the stored word diff (reconcile/word_diffs.py), when the page looked it up
 
     @property
     def dom_id(self) -> str:
@@ -135,7 +137,7 @@ class PairRow:
         The word diff is computed here, so only for rows that are shown and have a canonical side."""
         m, record, canonical = self.mapping, self.record, self.canonical
         if record is not None and canonical is not None:
-            left, right = _diff(record.text, canonical.text)
+            left, right = self.diff or _diff(record.text, canonical.text)
         else:
             left = record.text if record is not None else ""
             right = canonical.text if canonical is not None else ""
@@ -449,6 +451,12 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
 
     issues_scope = filters.value("issues")
     kinds_present = sorted({c.kind for c in canonicals.values() if c.state == CanonicalRecord.State.ACTIVE})
+    shown, more = _rows_page(rows, request.GET.get("offset"))
+    diffs = stored_diffs([(r.record.text, r.canonical.text) for r in shown
+                          if r.record is not None and r.canonical is not None], _diff)
+    for r in shown:
+        if r.record is not None and r.canonical is not None:
+            r.diff = diffs.get((r.record.text, r.canonical.text))
     return {
         "run": run,
         "members": pickable,
@@ -461,7 +469,12 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         "issues_scope": issues_scope,
         "kinds": [k for k, _ in filters.fields["kind"].choices if k],
         "shows": [s for s, _ in PageFilterForm.SHOW],
-        "rows": _grouped([row.display() for row in rows]),
+        # One page of rows (the word diffs of those rows only); the rest arrive as the reviewer
+        # scrolls or presses j past the last row (`more`: htmx, or a plain link without JavaScript).
+        "rows": _grouped([row.display() for row in shown]),
+        "more": more | {"url": _page_url(run, {name: request.GET.get(name, "") for name in KEPT_FILTERS}
+                                         | {"member": current, "offset": more["offset"]})} if more else None,
+        "rows_total": len(rows),
         **_issues_panel(request, run, members, selected, issues_scope),
         "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
         "targets_by_kind": _targets_by_kind(canonicals, kinds_present),
@@ -500,6 +513,20 @@ class _RowBuilder:
                 row.reject_action = self.reject_action(row.canonical.pk)
             rows.append(row)
         return rows
+
+
+PAGE_ROWS = 60
+
+
+def _rows_page(rows: list, offset: str | None) -> tuple[list, dict | None]:
+    """The rows from `offset` (a row index) for about PAGE_ROWS rows, never splitting one member record's
+    rows across pages; and where the next page starts ({"offset", "left"}), or None at the end."""
+    start = int(offset) if offset and offset.isdigit() else 0
+    start = min(start, len(rows))
+    end = min(start + PAGE_ROWS, len(rows))
+    while 0 < end < len(rows) and rows[end].source == rows[end - 1].source:
+        end += 1
+    return rows[start:end], ({"offset": end, "left": len(rows) - end} if end < len(rows) else None)
 
 
 def _grouped(rows: list[dict]) -> list[dict]:
@@ -684,6 +711,8 @@ def run_reconcile(request, run_id: str):
     context = _page_context(request, run, filters)
     if request.htmx and request.htmx.target == "pair-table":
         return render(request, "reconcile/run_reconcile.html#pair-table", context)
+    if request.htmx and request.GET.get("offset"):  # the next page of rows, as the reviewer scrolls
+        return render(request, "reconcile/run_reconcile.html#page-rows", context)
     return render(request, "reconcile/run_reconcile.html", context)
 
 

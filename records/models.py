@@ -268,3 +268,16 @@ class QuotationCheck(models.Model):
 
     def __str__(self) -> str:
         return f"{self.member_version} {self.kind} {self.ordinal}: {self.status}"
+
+
+class ValidationRequest(models.Model):
+    """A run's pending validation: at most one per run, however many uploads arrive in a burst.
+
+    A parse that finishes creates it (and queues `validate_run`) only when none
+    is pending; the validate task deletes it under the run's lock and validates
+    the run's latest state, so every parse committed before that lock is
+    covered and a parse committed after it asks again.
+    """
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="validation_request")
+    requested_at = models.DateTimeField(default=timezone.now)

@@ -16,21 +16,22 @@ from datetime import timedelta
 from typing import Any, Collection, Sequence
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Max, Q
+from django.db import connection, transaction
+from django.db.models import F, Q
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
-from reviews.services import set_run_status
 
 from . import archives
+from . import parsed as parse_cache
 from .document import ParsedReport
 from .ids import parse_id
 from .limits import overlong_id
-from .models import Finding, IntegrationIssue, MemberReport, MemberVersion, Record, Role, ValidationReport
-from .parsing import parse_report, parse_report_strict
+from .models import (Finding, IntegrationIssue, MemberReport, MemberVersion, Record, Role, ValidationReport,
+                     ValidationRequest)
+from .parsing import parse_report_strict
 from .validation import MemberInput, RunFacts, validate_set
 
 logger = logging.getLogger(__name__)
@@ -167,6 +168,10 @@ def ingest_member_report(
 ) -> tuple[MemberVersion, bool]:
     """Store the bytes as the member's next version and queue its parse; `created` is False for identical bytes.
 
+    One audit event per upload: `member.uploaded` (or `member.reupload_identical`),
+    carrying the run's status move (open/in_review/failed → validating) when the
+    upload causes one, instead of a second `run.status_changed` event.
+
     Refuses (UploadRefused subclasses): unknown role, empty, too large,
     binary or non-UTF-8 bytes, a run that no longer takes uploads.
     """
@@ -179,53 +184,69 @@ def ingest_member_report(
         if not locked_run.accepts_uploads:
             raise RunClosed(f"run {locked_run.run_id} is {locked_run.status}; uploads are refused once a run is "
                             "approved/final; reopen it first", details={"status": locked_run.status})
-        member, _ = MemberReport.objects.get_or_create(run=locked_run, role=role)
-        member = MemberReport.objects.select_for_update().get(pk=member.pk)
-        current = MemberVersion.objects.filter(pk=member.current_version_id).first()
+        member = _locked_member(locked_run, role)
+        current = member.current_version
         if current is not None and current.sha256 == sha256:
             version, created = current, False
-            queued = _reupload_identical(run=locked_run, version=current, filename=filename, actor=actor)
+            queued = _retry_if_failed(current)
+            action = "member.reupload_identical"
+            after = {"role": role, "version": version.version, "sha256": sha256, "filename": filename,
+                     "retried": queued}
         else:
-            version = _new_version(run=locked_run, member=member, filename=filename, content=content,
-                                   sha256=sha256, actor=actor)
+            version = _new_version(member=member, filename=filename, content=content, sha256=sha256, actor=actor)
             created = queued = True
-        if queued and locked_run.status in (Run.Status.OPEN, Run.Status.IN_REVIEW, Run.Status.FAILED):
-            set_run_status(run=locked_run, status=Run.Status.VALIDATING, actor=actor,
-                           reason=f"{role} v{version.version} uploaded")
+            action = "member.uploaded"
+            after = {"role": role, "version": version.version, "sha256": sha256, "size": len(content),
+                     "filename": filename}
+        if queued:
+            move = _start_validating(locked_run, reason=f"{role} v{version.version} uploaded")
+            if move:
+                after["run_status"] = move
+        record_event(run=locked_run, actor=actor, action=action, object_type="member_version",
+                     object_id=_version_label(role, version.version), after=after)
     run.status, run.status_reason, run.failed_from = locked_run.status, locked_run.status_reason, locked_run.failed_from
     return version, created
 
 
-def _new_version(*, run: Run, member: MemberReport, filename: str, content: bytes, sha256: str,
+def _locked_member(run: Run, role: str) -> MemberReport:
+    """The run's member for `role`, row-locked; created on its first upload (the run's lock is held)."""
+    member = (MemberReport.objects.select_for_update(of=("self",)).filter(run=run, role=role)
+              .select_related("current_version").defer("current_version__content", "current_version__parsed")
+              .first())
+    return member if member is not None else MemberReport.objects.create(run=run, role=role)
+
+
+def _start_validating(run: Run, *, reason: str) -> dict | None:
+    """Move the locked run to validating when it is open, in review or failed; the move, for the upload's event."""
+    if run.status not in (Run.Status.OPEN, Run.Status.IN_REVIEW, Run.Status.FAILED):
+        return None
+    old = run.transition_to(Run.Status.VALIDATING, reason=reason)
+    run.save(update_fields=Run.STATUS_FIELDS)
+    return {"before": old, "after": Run.Status.VALIDATING, "reason": reason}
+
+
+def _new_version(*, member: MemberReport, filename: str, content: bytes, sha256: str,
                  actor: Actor) -> MemberVersion:
-    number = (member.versions.aggregate(n=Max("version"))["n"] or 0) + 1
+    # Versions are only made here and each becomes current, so the current one holds the highest number.
+    number = member.current_version.version + 1 if member.current_version_id else 1
     version = MemberVersion.objects.create(
         member=member, version=number, filename=filename, content=content, sha256=sha256, size=len(content),
         uploaded_by=actor.label, queued_at=timezone.now(),
     )
     member.current_version = version
     member.save(update_fields=["current_version"])
-    record_event(run=run, actor=actor, action="member.uploaded", object_type="member_version",
-                 object_id=_version_label(member.role, number),
-                 after={"role": member.role, "version": number, "sha256": sha256, "size": len(content),
-                        "filename": filename})
     _queue_after_commit("parse_member_version", version.pk)
     return version
 
 
-def _reupload_identical(*, run: Run, version: MemberVersion, filename: str, actor: Actor) -> bool:
+def _retry_if_failed(version: MemberVersion) -> bool:
     """Same bytes again: the same version. A version whose parse failed is queued again (a retry); True then."""
-    retry = version.status == MemberVersion.Status.FAILED
-    if retry:
-        version.status, version.status_reason, version.queued_at = MemberVersion.Status.RECEIVED, "", timezone.now()
-        version.save(update_fields=["status", "status_reason", "queued_at"])
-        _queue_after_commit("parse_member_version", version.pk)
-    role = version.member.role
-    record_event(run=run, actor=actor, action="member.reupload_identical", object_type="member_version",
-                 object_id=_version_label(role, version.version),
-                 after={"role": role, "version": version.version, "sha256": version.sha256, "filename": filename,
-                        "retried": retry})
-    return retry
+    if version.status != MemberVersion.Status.FAILED:
+        return False
+    version.status, version.status_reason, version.queued_at = MemberVersion.Status.RECEIVED, "", timezone.now()
+    version.save(update_fields=["status", "status_reason", "queued_at"])
+    _queue_after_commit("parse_member_version", version.pk)
+    return True
 
 
 # --- parse ----------------------------------------------------------------
@@ -310,7 +331,7 @@ def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | No
     )
     if not claimed:
         return None
-    version = MemberVersion.objects.select_related("member__run").get(pk=version_pk)
+    version = MemberVersion.objects.select_related("member__run").defer("parsed").get(pk=version_pk)
     content = bytes(version.content)
     actual = archives.sha256_hex(content)
     if actual != version.sha256:
@@ -325,11 +346,12 @@ def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | No
                              reason=f"parser error: {type(error).__name__}: {error}")
     if (problem := overlong_id(report)) is not None:  # refused whole rather than failing in the database
         return _fail_version(version=version, claimed_at=now, actor=actor, reason=problem)
+    parse_cache.remember(version.sha256, report)  # validation, sync and finalization read this parse again
     run = version.member.run
     records, issues = _rows(run, version, report)
     with transaction.atomic():
         lock_run(run)  # always the run first: one lock order for every writer of this run
-        locked = MemberVersion.objects.select_for_update().get(pk=version_pk)
+        locked = MemberVersion.objects.select_for_update().defer("content", "parsed").get(pk=version_pk)
         if locked.status != MemberVersion.Status.PARSING or locked.claimed_at != now:
             return None  # a later claim took the work over
         Record.objects.filter(member_version=locked).delete()
@@ -347,7 +369,7 @@ def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | No
         record_event(run=run, actor=actor, action="member.parsed", object_type="member_version",
                      object_id=_version_label(version.member.role, locked.version),
                      after={"counts": locked.counts, "sha256": locked.sha256, "generation": locked.generation})
-        _queue_after_commit("validate_run", run.pk)
+        request_validation(run)
     return locked
 
 
@@ -365,7 +387,7 @@ def _fail_version(*, version: MemberVersion, claimed_at, actor: Actor, reason: s
                      object_id=_version_label(version.member.role, locked.version),
                      before={"status": MemberVersion.Status.PARSING}, after={"status": "failed", "reason": reason})
         # Validation decides the run's status, failed members included.
-        _queue_after_commit("validate_run", run.pk)
+        request_validation(run)
     return locked
 
 
@@ -373,15 +395,51 @@ def _fail_version(*, version: MemberVersion, claimed_at, actor: Actor, reason: s
 
 
 def current_versions(run: Run):
+    """The run's current member versions, without their bytes (read them through `records.parsed`)."""
     return MemberVersion.objects.filter(
         pk__in=MemberReport.objects.filter(run=run).values("current_version")
-    ).select_related("member")
+    ).select_related("member").defer("content", "parsed")
 
 
 def run_manifest(versions) -> tuple[str, str]:
     """The run's ARTIFACT.yaml text for these member versions, and its SHA-256."""
     text = archives.build_manifest({archives.member_filename(v.member.role): v.sha256 for v in versions})
     return text, archives.manifest_sha256(text)
+
+
+def request_validation(run: Run) -> bool:
+    """Ask for one validation of the run's latest state, in the caller's transaction (the run's lock held).
+
+    A burst of uploads queues at most one pending validation: only the request
+    that creates the run's ValidationRequest queues `validate_run`; the task
+    claims it (see `validate_requested`). True when this call queued the task.
+    """
+    table = ValidationRequest._meta.db_table
+    with connection.cursor() as cursor:  # one statement: create it unless one is pending
+        cursor.execute(f'INSERT INTO "{table}" (run_id, requested_at) VALUES (%s, %s) ON CONFLICT (run_id) DO NOTHING',
+                       [run.pk, timezone.now()])
+        created = cursor.rowcount == 1
+    if created:
+        _queue_after_commit("validate_run", run.pk)
+    return created
+
+
+def validate_requested(*, run: Run, actor: Actor) -> tuple[ValidationReport | None, str]:
+    """The validate task's entry: claim the run's pending request and validate its latest state.
+
+    A redelivered or duplicate task finds no request and leaves a validated run
+    alone; a run still in validating (the sweep queued it) is validated anyway.
+    """
+    with transaction.atomic():
+        locked = lock_run(run)
+        claimed, _ = ValidationRequest.objects.filter(run=locked).delete()
+        if not claimed and locked.status != Run.Status.VALIDATING:
+            return None, "no validation pending"
+        report = _validate_locked(locked, actor=actor)
+    run.status, run.status_reason, run.manifest_sha256 = locked.status, locked.status_reason, locked.manifest_sha256
+    if report is None:
+        return None, "waiting for parses"
+    return report, f"{report.errors} errors, {report.warnings} warnings"
 
 
 def validate_run(
@@ -394,52 +452,81 @@ def validate_run(
     """Validate the run's current member set, keep the findings per manifest, move the run on.
 
     Returns None while a current version still waits for its parse (that
-    parse queues validation again). Rerunning on the same manifest replaces
+    parse asks for validation again). Rerunning on the same manifest replaces
     that report's findings. The run goes validating → in_review even with
     errors (reviewers must see them; approval is what errors block), or to
-    failed when a current member failed to parse.
+    failed when a current member failed to parse; that move is part of the
+    one `run.validated` event (`after.run_status`). Members are not parsed
+    again: their reports come from `records.parsed` (kept by the parse task).
     """
     with transaction.atomic():
         locked_run = lock_run(run)
-        versions = sorted(current_versions(locked_run), key=lambda v: v.member.role)
-        waiting = {MemberVersion.Status.RECEIVED, MemberVersion.Status.PARSING}
-        if any(v.status in waiting for v in versions):
-            return None
-        usable = [v for v in versions if v.status in (MemberVersion.Status.PARSED, MemberVersion.Status.VALIDATED)]
-        failed = [v for v in versions if v.status == MemberVersion.Status.FAILED]
-        inputs = [MemberInput(name=v.member.role, role=v.member.role, report=parse_report(bytes(v.content).decode("utf-8")))
-                  for v in usable]
-        found = validate_set(inputs, RunFacts(run_id=locked_run.run_id, reviewed_boundary=locked_run.reviewed_boundary),
-                             canonical_ids=canonical_ids, extra_mappings=extra_mappings)
-        from .snapshots import check_quotations  # quotations against the source snapshot (records/snapshots.py)
-        found = check_quotations(run=locked_run, versions=usable, inputs=inputs, found=found, actor=actor)
-        _manifest_text, digest = run_manifest(versions)
-        report, _ = ValidationReport.objects.get_or_create(run=locked_run, manifest_sha256=digest)
-        by_role = {v.member.role: v for v in versions}
+        report = _validate_locked(locked_run, actor=actor, canonical_ids=canonical_ids,
+                                  extra_mappings=extra_mappings)
+    if report is not None:
+        run.status, run.status_reason, run.manifest_sha256 = (locked_run.status, locked_run.status_reason,
+                                                              locked_run.manifest_sha256)
+        run.failed_from = locked_run.failed_from
+    return report
+
+
+def _validate_locked(locked_run: Run, *, actor: Actor, canonical_ids: Collection[str] = (),
+                     extra_mappings: Sequence[tuple[str, str, str]] = ()) -> ValidationReport | None:
+    """`validate_run` on a run whose row lock the caller holds (in its transaction)."""
+    versions = sorted(current_versions(locked_run), key=lambda v: v.member.role)
+    waiting = {MemberVersion.Status.RECEIVED, MemberVersion.Status.PARSING}
+    if any(v.status in waiting for v in versions):
+        return None
+    usable = [v for v in versions if v.status in (MemberVersion.Status.PARSED, MemberVersion.Status.VALIDATED)]
+    failed = [v for v in versions if v.status == MemberVersion.Status.FAILED]
+    inputs = [MemberInput(name=v.member.role, role=v.member.role, report=parse_cache.version_report(v))
+              for v in usable]
+    found = validate_set(inputs, RunFacts(run_id=locked_run.run_id, reviewed_boundary=locked_run.reviewed_boundary),
+                         canonical_ids=canonical_ids, extra_mappings=extra_mappings)
+    from .snapshots import check_quotations  # quotations against the source snapshot (records/snapshots.py)
+    found = check_quotations(run=locked_run, versions=usable, inputs=inputs, found=found, actor=actor)
+    _manifest_text, digest = run_manifest(versions)
+    report = _store_findings(locked_run, versions, digest, found)
+    locked_run.manifest_sha256 = digest
+    fields = ["manifest_sha256"]
+    move = None
+    if failed and locked_run.status in (Run.Status.VALIDATING, Run.Status.IN_REVIEW):
+        reason = "; ".join(f"{v.member.role} v{v.version} failed: {v.status_reason}" for v in failed)
+        move = {"before": locked_run.transition_to(Run.Status.FAILED, reason=reason), "after": Run.Status.FAILED,
+                "reason": reason}
+    elif not failed and locked_run.status == Run.Status.VALIDATING:
+        move = {"before": locked_run.transition_to(Run.Status.IN_REVIEW), "after": Run.Status.IN_REVIEW,
+                "reason": ""}
+    if move:
+        fields += Run.STATUS_FIELDS
+    locked_run.save(update_fields=fields)
+    MemberVersion.objects.filter(pk__in=[v.pk for v in usable], status=MemberVersion.Status.PARSED).update(
+        status=MemberVersion.Status.VALIDATED)
+    after = {"errors": report.errors, "warnings": report.warnings, "manifest_sha256": digest,
+             "members": {v.member.role: v.sha256 for v in versions}}
+    if move:
+        after["run_status"] = move
+    record_event(run=locked_run, actor=actor, action="run.validated", object_type="run",
+                 object_id=locked_run.run_id, after=after)
+    _queue_reconcile_sync(locked_run.pk)
+    return report
+
+
+def _store_findings(run: Run, versions, digest: str, found) -> ValidationReport:
+    """The report on this manifest with exactly these findings (a rerun replaces them)."""
+    errors = sum(1 for f in found if f.severity == Finding.Severity.ERROR)
+    report, created = ValidationReport.objects.get_or_create(
+        run=run, manifest_sha256=digest, defaults={"errors": errors, "warnings": len(found) - errors})
+    by_role = {v.member.role: v for v in versions}
+    if not created:
         report.findings.all().delete()
-        Finding.objects.bulk_create([
-            Finding(report=report, member_version=by_role.get(f.member), member=f.member[:40], code=f.code[:80],
-                    severity=f.severity, record_id=f.record_id[:120], line=max(f.line, 0), message=f.message)
-            for f in found
-        ])
-        report.errors = sum(1 for f in found if f.severity == Finding.Severity.ERROR)
-        report.warnings = len(found) - report.errors
+        report.errors, report.warnings = errors, len(found) - errors
         report.save(update_fields=["errors", "warnings"])
-        locked_run.manifest_sha256 = digest
-        locked_run.save(update_fields=["manifest_sha256"])
-        MemberVersion.objects.filter(pk__in=[v.pk for v in usable], status=MemberVersion.Status.PARSED).update(
-            status=MemberVersion.Status.VALIDATED)
-        record_event(run=locked_run, actor=actor, action="run.validated", object_type="run",
-                     object_id=locked_run.run_id,
-                     after={"errors": report.errors, "warnings": report.warnings, "manifest_sha256": digest,
-                            "members": {v.member.role: v.sha256 for v in versions}})
-        if failed and locked_run.status in (Run.Status.VALIDATING, Run.Status.IN_REVIEW):
-            reason = "; ".join(f"{v.member.role} v{v.version} failed: {v.status_reason}" for v in failed)
-            set_run_status(run=locked_run, status=Run.Status.FAILED, actor=actor, reason=reason)
-        elif not failed and locked_run.status == Run.Status.VALIDATING:
-            set_run_status(run=locked_run, status=Run.Status.IN_REVIEW, actor=actor)
-        _queue_reconcile_sync(locked_run.pk)
-    run.status, run.status_reason, run.manifest_sha256 = locked_run.status, locked_run.status_reason, digest
+    Finding.objects.bulk_create([
+        Finding(report=report, member_version=by_role.get(f.member), member=f.member[:40], code=f.code[:80],
+                severity=f.severity, record_id=f.record_id[:120], line=max(f.line, 0), message=f.message)
+        for f in found
+    ])
     return report
 
 
@@ -486,8 +573,10 @@ def sweep_stuck_members(*, older_than_seconds: int, actor: Actor | None = None) 
         status__in=[MemberVersion.Status.RECEIVED, MemberVersion.Status.PARSING],
         pk__in=MemberReport.objects.values("current_version"),
     ).values("member__run")
-    for run_pk in (Run.objects.filter(status=Run.Status.VALIDATING, updated_at__lt=cutoff)
-                   .exclude(pk__in=waiting).values_list("pk", flat=True)):
+    stuck_runs = (Run.objects.filter(Q(status=Run.Status.VALIDATING, updated_at__lt=cutoff)
+                                     | Q(validation_request__requested_at__lt=cutoff))
+                  .exclude(pk__in=waiting).distinct())
+    for run_pk in stuck_runs.values_list("pk", flat=True):
         with transaction.atomic():
             _queue_after_commit("validate_run", run_pk)
         runs += 1

@@ -26,8 +26,9 @@ def validate_run(self, run_pk: int) -> str:
     run = Run.objects.filter(pk=run_pk).first()
     if run is None:
         return "no such run"
-    report = services.validate_run(run=run, actor=Actor.worker("validate_run"))
-    return f"{report.errors} errors, {report.warnings} warnings" if report is not None else "waiting for parses"
+    # Claims the run's pending request: a burst of uploads is validated once, on its latest state.
+    _report, outcome = services.validate_requested(run=run, actor=Actor.worker("validate_run"))
+    return outcome
 
 
 @shared_task(**RETRY)

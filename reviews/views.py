@@ -13,6 +13,8 @@ from django.views.decorators.http import require_GET
 
 from . import login_throttle
 from .audit import Actor, check_audit_access, verify_chain
+from .audit_diff import changed_fields
+from .audit_links import object_urls
 from .models import AuditEvent, Run
 
 
@@ -94,14 +96,17 @@ def run_audit(request, run_id: str):
         events = events.filter(action=action)
     page = Paginator(events, 100).get_page(request.GET.get("page"))
     run_url, reconcile_url = f"/runs/{run.run_id}/", f"/runs/{run.run_id}/reconcile/"
+    events = list(page)
+    urls = object_urls(run, events, default=lambda e: reconcile_url if e.object_type in RECONCILE_OBJECTS else run_url)
     rows = [
         {
             "event": event,
-            "object_url": reconcile_url if event.object_type in RECONCILE_OBJECTS else run_url,
+            "object_url": urls[event.pk],
+            "changes": changed_fields(event.before, event.after),
             "before": _compact_json(event.before),
             "after": _compact_json(event.after),
         }
-        for event in page
+        for event in events
     ]
     context = {
         "run": run,

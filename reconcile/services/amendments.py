@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import F
 
 from records.models import MemberVersion, Role
-from records.parsing import parse_report
+from records import parsed as parse_cache
 from reviews.audit import Actor, record_event
 from reviews.models import Run
 
@@ -41,8 +41,7 @@ def stated_paragraphs(version: MemberVersion) -> list[dict[str, Any]]:
     parsed = version.parsed or {}
     if "amendments" in parsed:
         return list(parsed["amendments"])
-    content = MemberVersion.objects.filter(pk=version.pk).values_list("content", flat=True).get()
-    return [asdict(a) for a in parse_report(bytes(content).decode("utf-8", errors="replace")).amendments]
+    return [asdict(a) for a in parse_cache.version_report(version).amendments]
 
 
 def supersession_keys(role: str, kind: str, text: str) -> list[tuple[str, str]]:

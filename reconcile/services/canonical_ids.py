@@ -75,6 +75,22 @@ def _insert_once(row) -> bool:
     return True
 
 
+def _insert_all(rows: list) -> list[bool]:
+    """Insert `rows` of one model in one statement; when a unique constraint refuses the batch, fall back
+    to `_insert_once` row by row. Returns, per row, whether it was inserted (as `_insert_once` would)."""
+    if not rows:
+        return []
+    try:
+        with transaction.atomic():
+            type(rows[0]).objects.bulk_create(rows)
+    except IntegrityError:
+        for row in rows:  # the batch rolled back: insert each afresh
+            row.pk = None
+            row._state.adding = True
+        return [_insert_once(row) for row in rows]
+    return [True] * len(rows)
+
+
 def _raise_counter(run: Run, kind: str, number: int) -> None:
     counter, _ = KindCounter.objects.get_or_create(run=run, kind=kind)
     KindCounter.objects.filter(pk=counter.pk, last_number__lt=number).update(last_number=number)

@@ -10,14 +10,14 @@ from django.db import transaction
 from django.db.models import Q
 
 from records.models import IntegrationIssue, MemberReport, MemberVersion, Record, Role
-from records.parsing import parse_report
+from records import parsed as parse_cache
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
 from .. import suggestions
 from ..models import CanonicalRecord, IssueDecision, Mapping
 from .amendments import _sync_amendments
-from .canonical_ids import _insert_once, _raise_counter, _resolver, canonical_id_for
+from .canonical_ids import _insert_all, _raise_counter, _resolver, canonical_id_for
 from .mappings import _mark_mapping_stale
 from .snapshots import canonical_snapshot, issue_snapshot
 from .statements import _relation_for, statement_key, superseded_pairs
@@ -108,6 +108,7 @@ def _seed_canonical(run: Run, versions: dict[str, MemberVersion], summary: SyncS
         return
     existing = {c.canonical_id: c for c in CanonicalRecord.objects.filter(run=run)}
     top: dict[str, int] = {}
+    fresh: list[tuple[CanonicalRecord, Record]] = []  # inserted together below, in one statement
     for origin, record in seeds:
         canonical_id, number = canonical_id_for(record.record_id)
         if number is not None:
@@ -117,11 +118,8 @@ def _seed_canonical(run: Run, versions: dict[str, MemberVersion], summary: SyncS
             created = CanonicalRecord(run=run, canonical_id=canonical_id, kind=record.kind, number=number,
                                       label=record.label, text=record.text, origin=origin,
                                       source_record_id=record.record_id)
-            if not _insert_once(created):
-                summary.conflicts.append(f"{canonical_id} from {record.record_id}: number already allocated")
-                continue
             existing[canonical_id] = created
-            summary.canonical_created += 1
+            fresh.append((created, record))
         elif current.origin == origin and current.source_record_id == record.record_id:
             if current.state == CanonicalRecord.State.REJECTED and WITHDRAWN_RE.match(current.rationale):
                 before = canonical_snapshot(current)
@@ -138,6 +136,12 @@ def _seed_canonical(run: Run, versions: dict[str, MemberVersion], summary: SyncS
                 summary.canonical_updated += 1
         elif current.source_record_id != record.record_id and f"{canonical_id} from {record.record_id}" not in summary.conflicts:
             summary.conflicts.append(f"{canonical_id} from {record.record_id}: already held by {current.source_record_id or current.origin}")
+    for (created, record), inserted in zip(fresh, _insert_all([created for created, _record in fresh])):
+        if inserted:
+            summary.canonical_created += 1
+        else:
+            del existing[created.canonical_id]
+            summary.conflicts.append(f"{created.canonical_id} from {record.record_id}: number already allocated")
     for kind, number in sorted(top.items()):
         _raise_counter(run, kind, number)
     declared = {(origin, record.record_id) for origin, record in seeds}
@@ -271,8 +275,7 @@ def _statement_mappings(run: Run, versions: dict[str, MemberVersion], summary: S
         version = versions.get(role)
         if version is None:
             continue
-        content = MemberVersion.objects.filter(pk=version.pk).values_list("content", flat=True).get()
-        report = parse_report(bytes(content).decode("utf-8", errors="replace"))
+        report = parse_cache.version_report(version)  # the parse task's report, not a second parse
         stated: list[tuple[str, str, str, str]] = []
         for statement in report.mappings:
             relation = _relation_for(statement.disposition, statement.target, canonical_ids)
@@ -302,12 +305,13 @@ def _statement_mappings(run: Run, versions: dict[str, MemberVersion], summary: S
         return
     have = set(Mapping.objects.filter(run=run, origin__in=[Mapping.Origin.RECONCILIATION, Mapping.Origin.RESULT])
                .values_list("origin", "origin_key"))
+    new = []
     for mapping in wanted:
         if (mapping.origin, mapping.origin_key) in have:
             continue
         have.add((mapping.origin, mapping.origin_key))
-        if _insert_once(mapping):
-            summary.mappings_created += 1
+        new.append(mapping)
+    summary.mappings_created += sum(_insert_all(new))
 
 
 def _suggest_mappings(run: Run, versions: dict[str, MemberVersion], summary: SyncSummary) -> None:
@@ -327,17 +331,17 @@ def _suggest_mappings(run: Run, versions: dict[str, MemberVersion], summary: Syn
     own = {c.canonical_id for c in canonical if c.source_record_id == c.canonical_id}
     index = suggestions.Index(suggestions.Candidate(c.canonical_id, c.kind, c.label, c.text, c.source_record_id)
                               for c in canonical)
+    made = []
     for record in records:
         if record.record_id in covered or record.record_id in own:
             continue
         covered.add(record.record_id)
         suggestion = index.suggest(
             suggestions.Source(record.record_id, record.kind, record.label, record.body or record.text))
-        mapping = Mapping(run=run, source=record.record_id, source_record=record, relation=suggestion.relation,
-                          target=suggestion.target, origin=Mapping.Origin.SUGGESTED, score=suggestion.score,
-                          reason=suggestion.reason, proposed_by=APP_PROPOSER, origin_key=record.record_id)
-        if _insert_once(mapping):
-            summary.suggestions_created += 1
+        made.append(Mapping(run=run, source=record.record_id, source_record=record, relation=suggestion.relation,
+                            target=suggestion.target, origin=Mapping.Origin.SUGGESTED, score=suggestion.score,
+                            reason=suggestion.reason, proposed_by=APP_PROPOSER, origin_key=record.record_id))
+    summary.suggestions_created += sum(_insert_all(made))
 
 
 def _create_issue_decisions(run: Run, versions: dict[str, MemberVersion], summary: SyncSummary) -> None:

@@ -57,10 +57,21 @@
     return true;
   }
 
+  // Set when j is pressed on the last row while more rows wait on the server: the move completes
+  // once they have arrived (the page loads its rows in pages, issue 14).
+  var moveAfterLoad = false;
+
   function move(step) {
     var all = rows();
     if (!all.length) return;
     var index = all.indexOf(selected());
+    var more = document.getElementById("more-rows");
+    var lastPair = all.filter(function (r) { return r.classList.contains("pair"); }).pop();
+    if (step > 0 && more && window.htmx && selected() === lastPair) {
+      moveAfterLoad = true;
+      htmx.trigger(more, "load-more");
+      return;
+    }
     var next = index < 0 ? (step > 0 ? 0 : all.length - 1) : Math.min(all.length - 1, Math.max(0, index + step));
     select(all[next]);
   }
@@ -145,6 +156,12 @@
     // submit button would make htmx forget which button (accept or reject) was pressed.
     var row = event.target.closest("[data-shortcut-row]");
     if (row && row.id !== selectedId) select(row, false, false);
+  });
+
+  document.addEventListener("htmx:afterSettle", function () {
+    if (!moveAfterLoad) return;
+    moveAfterLoad = false;
+    move(1);
   });
 
   // A decision replaces the row: keep the replacement selected so j/k continue from it.

@@ -208,7 +208,8 @@ def test_the_result_page_shows_the_rendered_result_its_hash_and_a_download_link(
     html = page.content.decode()
     assert result.sha256 in html
     assert f'href="/api/runs/{approved_run.run_id}/result/"' in html
-    assert "<h4>OBJ-1 — Cumulative cheatsheet string</h4>" in html
+    # Headings carry their table-of-contents anchor (reconcile/result_toc.py).
+    assert '<h4 id="sec-obj-1-cumulative-cheatsheet-string">OBJ-1 — Cumulative cheatsheet string</h4>' in html
     assert "<table>" in html  # the source register, a pipe table
 
 
@@ -225,7 +226,7 @@ def test_the_result_page_escapes_markup_from_reports_and_notes(ready_run, browse
     assert "<script>alert" not in html
     assert "<img" not in html
     assert 'href="javascript:' not in html
-    assert "<h4>OBJ-1 — &lt;script&gt;alert('label')&lt;/script&gt; store</h4>" in html
+    assert "OBJ-1 — &lt;script&gt;alert('label')&lt;/script&gt; store</h4>" in html
     assert "<p>Checked &lt;script&gt;alert('note')&lt;/script&gt; and &lt;img src=x onerror=alert(1)&gt;" in html
 
 

@@ -3,6 +3,7 @@ from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import transaction
 from django.utils import timezone
 
 from records import services, tasks
@@ -107,8 +108,10 @@ def test_running_the_parse_task_twice_on_the_worker_changes_nothing(worker, agen
 
     tasks.parse_member_version.delay(version.pk)
     tasks.parse_member_version.delay(version.pk)
-    # One worker process takes its queue in order: once this validation lands, both parses have run.
-    tasks.validate_run.delay(run.pk)
+    # One worker process takes its queue in order: once this requested validation lands, both parses
+    # have run. (A bare validate_run.delay would find no pending request and, rightly, do nothing.)
+    with transaction.atomic():
+        services.request_validation(Run.objects.get(pk=run.pk))
     wait_until(lambda: AuditEvent.objects.filter(run=run, action="run.validated").count() == validations + 1)
 
     after = MemberVersion.objects.get(pk=version.pk)

@@ -282,8 +282,9 @@ def test_the_timeline_shows_who_what_when_and_the_chain_check(browser, run_facto
     assert "token:agent-1" in html and "mapping.proposed" in html and "command:test" in html
     assert f'href="/runs/{run.run_id}/reconcile/">mapping 7</a>' in html
     assert f'href="/runs/{run.run_id}/">run {run.run_id}</a>' in html
-    assert ('<code class="before">{&quot;state&quot;:&quot;none&quot;}</code> → '
-            '<code class="after">{&quot;state&quot;:&quot;proposed&quot;}</code>') in html
+    # Before → after as the list of changed fields (reviews/audit_diff.py).
+    assert ('<li class="change-changed"><span class="field">state</span><del>none</del>'
+            '<span class="arrow" aria-label="becomes">→</span><ins>proposed</ins></li>') in html
     event = AuditEvent.objects.get(run=run, seq=2)
     assert f'title="{event.hash}">{event.hash[:12]}</span>' in html
 

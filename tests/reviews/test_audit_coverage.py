@@ -109,9 +109,11 @@ def test_an_upload_writes_one_member_uploaded_event_with_version_and_sha256(agen
         response = agent.post(f"/api/runs/{run.run_id}/members/", {"role": "workflow", "content": content},
                               format="json")
         assert response.status_code == 201
-    # The upload also moves the run open → validating: that status change is its own event.
-    assert uploaded.actions == {"member.uploaded": 1, "run.status_changed": 1}
+    # One event per upload: the run's move open → validating is carried by member.uploaded itself.
+    assert uploaded.actions == {"member.uploaded": 1}
     event = only(uploaded, "member.uploaded")
+    assert event.after["run_status"] == {"before": "open", "after": "validating", "reason": "workflow v1 uploaded"}
+    assert Run.objects.get(pk=run.pk).status == "validating"
     assert event.actor == "token:agent-1" and event.object_type == "member_version"
     assert event.after["version"] == 1 and event.after["role"] == "workflow"
     assert event.after["sha256"] == hashlib.sha256(content.encode()).hexdigest() == response.json()["sha256"]
@@ -136,9 +138,10 @@ def test_parsing_and_validating_write_one_event_each_with_their_counts(run_facto
 
     with new_events(run) as validated:
         report = records_services.validate_run(run=run, actor=WORKER)
-    assert validated.actions["run.validated"] == 1
-    assert set(validated.actions) <= {"run.validated", "run.status_changed"}
+    # One event: the run's move validating → in_review is carried by run.validated.
+    assert validated.actions == {"run.validated": 1}
     after = only(validated, "run.validated").after
+    assert after["run_status"] == {"before": "validating", "after": "in_review", "reason": ""}
     assert (after["errors"], after["warnings"]) == (report.errors, report.warnings)
     assert after["members"] == {"memory": version.sha256}
 

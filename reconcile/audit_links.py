@@ -1,0 +1,49 @@
+"""Audit timeline links for reconcile's objects: the reconciliation page, scrolled to the row.
+
+Registered with reviews.audit_links from ReconcileConfig.ready (reviews does not
+import reconcile). Row anchors are the page's own ids: `pair-<mapping>`,
+`issue-<integration issue>`, `amendment-<amendment decision>`; a mapping's link
+also picks the member whose records it belongs to (`?member=<role>`).
+"""
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from reviews.audit_links import register
+
+
+def _page(run, **query) -> str:
+    query = {k: v for k, v in query.items() if v}
+    return f"/runs/{run.run_id}/reconcile/" + (f"?{urlencode(query)}" if query else "")
+
+
+def _ids(events) -> list[int]:
+    return [int(e.object_id) for e in events if str(e.object_id).isdigit()]
+
+
+def _mappings(run, events) -> dict:
+    from .models import Mapping
+
+    roles = dict(Mapping.objects.filter(run=run, pk__in=_ids(events))
+                 .values_list("pk", "source_record__member_version__member__role"))
+    return {e.pk: f"{_page(run, member=roles.get(int(e.object_id)))}#pair-{e.object_id}"
+            for e in events if str(e.object_id).isdigit() and int(e.object_id) in roles}
+
+
+def _issue_decisions(run, events) -> dict:
+    from .models import IssueDecision
+
+    found = {pk: (issue, role) for pk, issue, role in IssueDecision.objects.filter(run=run, pk__in=_ids(events))
+             .values_list("pk", "issue_id", "issue__member_version__member__role")}
+    return {e.pk: f"{_page(run, member=found[int(e.object_id)][1])}#issue-{found[int(e.object_id)][0]}"
+            for e in events if str(e.object_id).isdigit() and int(e.object_id) in found}
+
+
+def _amendments(run, events) -> dict:
+    return {e.pk: f"{_page(run)}#amendment-{e.object_id}" for e in events if str(e.object_id).isdigit()}
+
+
+def register_all() -> None:
+    register("mapping", _mappings)
+    register("issue_decision", _issue_decisions)
+    register("amendment_decision", _amendments)

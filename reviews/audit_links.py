@@ -1,0 +1,46 @@
+"""Where an audit event's object lives: a page URL ending in the row's anchor.
+
+reviews knows runs and (by their label `role/vN`) member versions; apps that
+reviews must not import (records → reviews, reconcile → records → reviews)
+register a resolver for their object types from their AppConfig.ready.
+A resolver takes the run and the page's events of its type and returns
+{event pk: url}; one call per type and page, so a page of links costs one
+query per type at most.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+Resolver = Callable[[object, list], dict]
+_resolvers: dict[str, Resolver] = {}
+
+
+def register(object_type: str, resolver: Resolver) -> None:
+    _resolvers[object_type] = resolver
+
+
+def run_url(run) -> str:
+    return f"/runs/{run.run_id}/"
+
+
+def _member_version(run, events) -> dict:
+    # object_id is "role/vN"; the run page's member rows are `member-<role>`.
+    return {e.pk: f"{run_url(run)}#member-{e.object_id.split('/', 1)[0]}" for e in events}
+
+
+register("member_version", _member_version)
+register("run", lambda run, events: {e.pk: run_url(run) for e in events})
+
+
+def object_urls(run, events: Iterable, *, default: Callable[[object], str]) -> dict:
+    """{event pk: url of its object's row} for these events of one run."""
+    by_type: dict[str, list] = {}
+    for event in events:
+        by_type.setdefault(event.object_type, []).append(event)
+    urls = {}
+    for object_type, group in by_type.items():
+        resolver = _resolvers.get(object_type)
+        found = resolver(run, group) if resolver else {}
+        for event in group:
+            urls[event.pk] = found.get(event.pk) or default(event)
+    return urls
