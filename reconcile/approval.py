@@ -381,7 +381,8 @@ def _render(run: Run, approval: Approval) -> tuple[str, dict]:
     accepted = [m for m in mappings if m.state == Mapping.State.ACCEPTED]
     findings = validate_set(
         [MemberInput(name=m.name, role=m.role, report=m.report) for m in members],
-        RunFacts(run_id=run.run_id, reviewed_boundary=run.reviewed_boundary),
+        RunFacts(run_id=run.run_id, reviewed_boundary=run.reviewed_boundary,
+                 revises=run.revised_run_ids()),
         canonical_ids=active_ids,
         extra_mappings=[(m.source, m.relation, m.target) for m in accepted],
     )

@@ -224,15 +224,6 @@ class Result(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
 
-class RunRevision(models.Model):
-    """A final run and the run that revises it (DESIGN §3): linked both ways, made once per final run."""
-
-    previous = models.OneToOneField(Run, on_delete=models.PROTECT, related_name="revised_by")
-    successor = models.OneToOneField(Run, on_delete=models.PROTECT, related_name="revision_of")
-    created_by = models.CharField(max_length=200)
-    created_at = models.DateTimeField(default=timezone.now)
-
-
 class WordDiff(models.Model):
     """The reconciliation page's word diff of a member record's text against a canonical record's
     text, computed once and kept (reconcile/word_diffs.py): `key` is the SHA-256 of the two texts,

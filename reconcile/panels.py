@@ -9,7 +9,7 @@ from reviews.models import Run
 
 from . import dispositions
 from .blockers import run_standing
-from .models import Result, RunRevision
+from .models import Result
 
 # How many blockers a page lists before it links to the full list (`GET /api/runs/{run_id}/blockers/`).
 SHOWN_BLOCKERS = 12
@@ -20,9 +20,8 @@ def final_notice(run: Run) -> dict | None:
     if run.status != Run.Status.FINAL:
         return None
     result = Result.objects.filter(run=run).only("sha256").first()
-    revision = RunRevision.objects.filter(previous=run).select_related("successor").first()
-    return {"sha256": result.sha256 if result else "",
-            "successor": revision.successor.run_id if revision is not None else ""}
+    successor = Run.objects.filter(revises=run).only("run_id").first()
+    return {"sha256": result.sha256 if result else "", "successor": successor.run_id if successor else ""}
 
 
 def blockers_context(run: Run, standing: dispositions.Standing | None = None) -> dict:

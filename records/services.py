@@ -73,6 +73,22 @@ class RunClosed(UploadRefused):
     code = "run_not_accepting_uploads"
 
 
+class RunFinal(RunClosed):
+    """A final run is closed for good (DESIGN §3): nothing reopens it; a revision starts its successor."""
+
+    code = "run_final"
+
+
+def refuse_closed_run(run: Run, what: str) -> RunClosed:
+    """The refusal for `what` (an upload, a source snapshot) on a run that takes none, saying what to do."""
+    if run.status == Run.Status.FINAL:
+        return RunFinal(f"run {run.run_id} is final and closed for good; {what} is refused. To change the analysis, "
+                        f"revise it (POST /api/runs/{run.run_id}/revise/) and upload to the new run",
+                        details={"status": run.status})
+    return RunClosed(f"run {run.run_id} is {run.status}; {what} is refused once a run is approved; "
+                     f"reopen it first", details={"status": run.status})
+
+
 class BundleRefused(UploadRefused):
     code = "bundle_refused"
 
@@ -182,8 +198,7 @@ def ingest_member_report(
     with transaction.atomic():
         locked_run = lock_run(run)
         if not locked_run.accepts_uploads:
-            raise RunClosed(f"run {locked_run.run_id} is {locked_run.status}; uploads are refused once a run is "
-                            "approved/final; reopen it first", details={"status": locked_run.status})
+            raise refuse_closed_run(locked_run, "an upload")
         member = _locked_member(locked_run, role)
         current = member.current_version
         if current is not None and current.sha256 == sha256:
@@ -481,8 +496,9 @@ def _validate_locked(locked_run: Run, *, actor: Actor, canonical_ids: Collection
     failed = [v for v in versions if v.status == MemberVersion.Status.FAILED]
     inputs = [MemberInput(name=v.member.role, role=v.member.role, report=parse_cache.version_report(v))
               for v in usable]
-    found = validate_set(inputs, RunFacts(run_id=locked_run.run_id, reviewed_boundary=locked_run.reviewed_boundary),
-                         canonical_ids=canonical_ids, extra_mappings=extra_mappings)
+    facts = RunFacts(run_id=locked_run.run_id, reviewed_boundary=locked_run.reviewed_boundary,
+                     revises=locked_run.revised_run_ids())
+    found = validate_set(inputs, facts, canonical_ids=canonical_ids, extra_mappings=extra_mappings)
     from .snapshots import check_quotations  # quotations against the source snapshot (records/snapshots.py)
     found = check_quotations(run=locked_run, versions=usable, inputs=inputs, found=found, actor=actor)
     _manifest_text, digest = run_manifest(versions)

@@ -33,7 +33,7 @@ from .models import (
     SourceFile,
     SourceSnapshot,
 )
-from .services import RunClosed, UploadRefused, _queue_after_commit, current_versions
+from .services import UploadRefused, _queue_after_commit, current_versions, refuse_closed_run
 from .validation import Finding, MemberInput, _report_generation
 
 logger = logging.getLogger(__name__)
@@ -126,8 +126,7 @@ def upload_source_snapshot(
     with transaction.atomic():
         locked_run = lock_run(run)
         if not locked_run.accepts_uploads:
-            raise RunClosed(f"run {locked_run.run_id} is {locked_run.status}; a source snapshot is refused once "
-                            "a run is approved/final; reopen it first", details={"status": locked_run.status})
+            raise refuse_closed_run(locked_run, "a source snapshot")
         snapshot = SourceSnapshot.objects.filter(run=locked_run, archive_sha256=archive_sha256).first()
         if snapshot is not None:
             return _reupload(run=locked_run, snapshot=snapshot, actor=actor), False
@@ -159,6 +158,23 @@ def _new_snapshot(*, run: Run, stream: BinaryIO, archive_sha256: str, commit: st
                  after={"archive_sha256": archive_sha256, "archive_size": len(archive_bytes), "commit": commit,
                         "file_count": len(files), "total_bytes": total})
     return snapshot
+
+
+def carry_snapshot(*, source_run: Run, target_run: Run) -> SourceSnapshot | None:
+    """Give `target_run` (a revision, same boundary) the current snapshot of `source_run`, sharing its blobs.
+
+    Part of the caller's flow and its audit event (revising a run names the snapshot it carried).
+    """
+    snapshot = current_snapshot(source_run)
+    if snapshot is None:
+        return None
+    copy = SourceSnapshot.objects.create(
+        run=target_run, archive=snapshot.archive, archive_sha256=snapshot.archive_sha256, commit=snapshot.commit,
+        file_count=snapshot.file_count, total_bytes=snapshot.total_bytes, uploaded_by=snapshot.uploaded_by)
+    SourceFile.objects.bulk_create([
+        SourceFile(snapshot=copy, path=f.path, blob_id=f.blob_id, sha256=f.sha256, size=f.size)
+        for f in snapshot.files.all()])
+    return copy
 
 
 def _reupload(*, run: Run, snapshot: SourceSnapshot, actor: Actor) -> SourceSnapshot:

@@ -58,6 +58,7 @@ class Finding:
 class RunFacts:
     run_id: str
     reviewed_boundary: str  # the frozen source commit
+    revises: tuple[str, ...] = ()  # run IDs of the final runs this run revises, nearest first (DESIGN §3)
 
 
 @dataclass(frozen=True)
@@ -420,7 +421,15 @@ def _check_identity(out: _Collector, report: ParsedReport, run: RunFacts, curren
         )
     front = _front(report)
     run_id = front.get("run-id")
-    if run_id is not None and run.run_id and str(run_id).strip() != run.run_id:
+    if run_id is not None and run.run_id and str(run_id).strip() in run.revises:
+        out.add(
+            "run-id-of-revised-run",
+            WARNING,
+            f"The front matter says run-id {run_id}, the final run that this run revises: the member was carried "
+            f"over unchanged. Give it run-id {run.run_id} when you next upload it.",
+            line=1,
+        )
+    elif run_id is not None and run.run_id and str(run_id).strip() != run.run_id:
         out.add(
             "run-id-mismatch",
             ERROR,

@@ -59,8 +59,20 @@ class Run(models.Model):
     failed_from = models.CharField(max_length=20, choices=Status.choices, blank=True)
     manifest_sha256 = models.CharField(max_length=64, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The final run this one revises (DESIGN §3): one successor per final run, linked both ways
+    # (`run.revises`, `run.revised_by`), so validation can tell a revision's carried members from strays.
+    revises = models.OneToOneField("self", null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="revised_by")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+
+    def revised_run_ids(self) -> tuple[str, ...]:
+        """The run IDs this run revises, nearest first (empty for a run that revises none)."""
+        ids, earlier = [], self.revises
+        while earlier is not None:
+            ids.append(earlier.run_id)
+            earlier = earlier.revises
+        return tuple(ids)
 
     class Meta:
         ordering = ["-created_at", "-id"]

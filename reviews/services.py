@@ -27,14 +27,15 @@ def run_snapshot(run: Run) -> dict[str, Any]:
     return {name: getattr(run, name) for name in RUN_FIELDS} | {"status": run.status}
 
 
-def create_run(*, actor: Actor, user=None, **fields: Any) -> Run:
-    run = Run(created_by=user, **{k: v for k, v in fields.items() if k in RUN_FIELDS})
+def create_run(*, actor: Actor, user=None, revises: Run | None = None, **fields: Any) -> Run:
+    run = Run(created_by=user, revises=revises, **{k: v for k, v in fields.items() if k in RUN_FIELDS})
     run.full_clean(validate_unique=False, validate_constraints=False)
     try:
         with transaction.atomic():
             run.save(force_insert=True)
             record_event(run=run, actor=actor, action="run.created", object_type="run",
-                         object_id=run.run_id, after=run_snapshot(run))
+                         object_id=run.run_id,
+                         after=run_snapshot(run) | ({"revises": revises.run_id} if revises is not None else {}))
     except IntegrityError:
         raise RunExists(f"A run with run_id {run.run_id} already exists.") from None
     return run

@@ -4,7 +4,7 @@ A final run is closed for good; to change a finished analysis a reviewer revises
 gets the next run ID (`…-03` after `…-02`), the same identity and boundary, every current member
 version's exact bytes, and the decisions carried over as a re-upload carries them (the bytes are
 identical, so every decision keeps its state, rationale, decider and the hashes it was made on).
-Both runs are linked (`RunRevision`) and each gets an audit event; the final run and its result
+Both runs are linked (`Run.revises`, `Run.revised_by`) and each gets an audit event; the final run and its result
 are never touched.
 """
 from __future__ import annotations
@@ -16,11 +16,12 @@ from django.db.models import F
 
 from records import services as records_services
 from records.models import IntegrationIssue, MemberVersion, Record
+from records.snapshots import carry_snapshot
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 from reviews.services import RUN_FIELDS, create_run
 
-from ..models import AmendmentDecision, CanonicalRecord, IssueDecision, KindCounter, Mapping, RunRevision
+from ..models import AmendmentDecision, CanonicalRecord, IssueDecision, KindCounter, Mapping
 from .errors import StateConflict
 
 _RUN_NUMBER = re.compile(r"^(?P<stem>.+)-(?P<number>\d+)$")
@@ -51,13 +52,11 @@ def revise_run(*, run: Run, actor: Actor, user=None) -> Run:
         if locked.status != Run.Status.FINAL:
             raise NotRevisable(f"run {locked.run_id} is {locked.status}: only a final run is revised "
                                f"(reopen an approved run instead)")
-        existing = RunRevision.objects.filter(previous=locked).select_related("successor").first()
+        existing = Run.objects.filter(revises=locked).only("run_id").first()
         if existing is not None:
-            raise NotRevisable(f"run {locked.run_id} was already revised by {existing.successor.run_id}; "
-                               f"revise that one")
+            raise NotRevisable(f"run {locked.run_id} was already revised by {existing.run_id}; revise that one")
         fields = {name: getattr(locked, name) for name in RUN_FIELDS if name != "run_id"}
-        successor = create_run(actor=actor, user=user, run_id=next_run_id(locked.run_id), **fields)
-        RunRevision.objects.create(previous=locked, successor=successor, created_by=actor.label)
+        successor = create_run(actor=actor, user=user, run_id=next_run_id(locked.run_id), revises=locked, **fields)
         versions = list(MemberVersion.objects.filter(member__run=locked, member__current_version_id=F("id"))
                         .select_related("member").order_by("member__role"))
         new_versions = {}
@@ -70,6 +69,9 @@ def revise_run(*, run: Run, actor: Actor, user=None) -> Run:
             records_services.parse_member_version(version_pk=created.pk, actor=actor)
             new_versions[version.pk] = created
         carried = _carry_decisions(locked, successor, new_versions)
+        snapshot = carry_snapshot(source_run=locked, target_run=successor)
+        if snapshot is not None:
+            carried["source_snapshot"] = snapshot.archive_sha256
         members = {v.member.role: v.sha256 for v in versions}
         record_event(run=successor, actor=actor, action="run.revision_created", object_type="run",
                      object_id=successor.run_id,

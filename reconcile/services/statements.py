@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 
-
 from ..models import Mapping
 
 
@@ -15,7 +14,10 @@ _NEXT_ID_RE = re.compile(_ID + r"(?![A-Za-z0-9-])(?P<sep>,\s*(?:and\s+)?|\s+and\
 
 def _relation_for(disposition: str, target: str, canonical_ids: set[str]) -> str:
     words = disposition.lower()
-    if "part" in words:
+    # "counterpart" contains "part": a record with no counterpart (or no record on the right) is never part-of.
+    if not target or any(w in words for w in ("no counterpart", "no-counterpart", "no record")):
+        return Mapping.Relation.NO_COUNTERPART
+    if re.search(r"\bpart\b", words):
         return Mapping.Relation.PART_OF
     if "supersed" in words:
         return Mapping.Relation.SUPERSEDES

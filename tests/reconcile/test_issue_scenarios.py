@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from reconcile import approval, rendering
-from reconcile.models import Mapping, Result, RunRevision
+from reconcile.models import CanonicalRecord, Mapping, Result
 from records.models import MemberVersion
 from reviews.models import AuditEvent, Run
 from tests.reconcile.factories import WORKER
@@ -170,6 +171,18 @@ def test_a_final_run_refuses_every_decision_with_run_final(final, reviewer):
     assert [(r.status_code, r.json()["error"]["code"]) for r in answers] == [(409, "run_final")] * 4
 
 
+def test_a_final_run_refuses_uploads_and_snapshots_with_run_final_and_points_at_revise(final, agent):
+    from tests.records.test_source_api import tar_gz
+
+    answers = [
+        agent.post(f"{API}/members/", {"role": "memory", "content": "# changed\n"}, format="json"),
+        agent.post(f"{API}/source/", {"file": SimpleUploadedFile("src.tar.gz", tar_gz({"a.py": b"x\n"}))},
+                   format="multipart"),
+    ]
+    assert [(r.status_code, r.json()["error"]["code"]) for r in answers] == [(409, "run_final")] * 2
+    assert all(f"/api/runs/{RUN_ID}/revise/" in r.json()["error"]["message"] for r in answers)
+
+
 def test_a_final_runs_pages_show_the_notice_and_no_control(final, reviewer, client):
     sha = Result.objects.get(run=final).sha256
     client.force_login(reviewer.user)
@@ -191,7 +204,7 @@ def test_revise_starts_the_next_run_with_the_same_members_and_decisions_and_leav
     successor = Run.objects.get(run_id=response.json()["run_id"])
     assert successor.run_id == "AAS-2026-10-02-dynamic-cheatsheet-02"
     assert (successor.reviewed_boundary, successor.system) == (final.reviewed_boundary, final.system)
-    assert RunRevision.objects.get(previous=final).successor == successor
+    assert successor.revises == final and final.revised_by == successor
     old_members = {v.member.role: v.sha256 for v in MemberVersion.objects.filter(
         member__run=final, member__current_version__isnull=False).select_related("member")}
     new_members = {v.member.role: v.sha256 for v in MemberVersion.objects.filter(member__run=successor)
@@ -206,14 +219,19 @@ def test_revise_starts_the_next_run_with_the_same_members_and_decisions_and_leav
     result.refresh_from_db()
     assert final.status == Run.Status.FINAL and (result.sha256, result.markdown) == before
     assert reviewer.post(f"{API}/revise/").json()["error"]["code"] == "not_revisable"
-    # The successor is in review with every decision carried over: no record, issue or amendment is
-    # open. What blocks it is its members' front matter, which still names the final run (run-id -01):
-    # validation says so until the agents upload them with the new run-id.
+    # The successor is in review with every decision carried over, so nothing blocks it: its members'
+    # front matter still names the final run (run-id -01), which validation reads as carried over
+    # (a warning asking for the new run-id at the next upload), not as a member of another run.
     successor.refresh_from_db()
     assert successor.status == Run.Status.IN_REVIEW, successor.status_reason
-    blockers = reviewer.get(f"/api/runs/{successor.run_id}/blockers/").json()["blockers"]
-    assert blockers and {b["code"] for b in blockers} == {"validation_error"}
-    assert all("run-id-mismatch" in b["message"] or "more validation errors" in b["message"] for b in blockers)
+    answer = reviewer.get(f"/api/runs/{successor.run_id}/blockers/").json()
+    assert answer["blockers"] == [] and answer["approvable"] is True
+    findings = reviewer.get(f"/api/runs/{successor.run_id}/validation/").json()["findings"]
+    carried = [f for f in findings if f["code"] == "run-id-of-revised-run"]
+    assert carried and {f["severity"] for f in carried} == {"warning"}
+    assert not [f for f in findings if f["code"] == "run-id-mismatch"]
+    assert sorted(CanonicalRecord.objects.filter(run=successor).values_list("canonical_id", "state")) == sorted(
+        CanonicalRecord.objects.filter(run=final).values_list("canonical_id", "state"))
 
 
 def test_finalization_refuses_a_result_that_fails_its_self_check(corpus_run, reviewer, monkeypatch,
@@ -267,7 +285,7 @@ def test_the_seed_runs_result_names_its_members_as_the_run_page_does(run_factory
     assert result is not None, Run.objects.get(pk=run.pk).status_reason
     client.force_login(reviewer.user)
     page = client.get(f"/runs/{run.run_id}/").content.decode()
-    assert "<td>000_aa3f7ad8e0e621fa.txt</td>" in page
+    assert re.search(r"<td[^>]*>000_aa3f7ad8e0e621fa\.txt</td>", page)
     assert "- `000_aa3f7ad8e0e621fa.txt`: result report, version 1, SHA-256 `" in result.markdown
     assert "- 000_aa3f7ad8e0e621fa.txt SHA-256: " in result.markdown  # Reconciliation's verified hashes too
     assert "imported-result.md" not in result.markdown

@@ -424,6 +424,9 @@ def test_a_supersedes_target_still_a_member_record_waits_for_that_records_own_ma
     ("superseded", "OBJ-5", "supersedes"),
     ("rejected", "OBJ-5", "no-counterpart"),
     ("mapped", "", "no-counterpart"),
+    ("no counterpart", "OBJ-5", "no-counterpart"),  # "counterpart" holds "part": never read as part-of
+    ("no record: limitation on RTE-8, part of the runtime's account", "", "no-counterpart"),
+    ("part-of", "OBJ-5", "part-of"),
 ])
 def test_a_statement_disposition_reads_as_a_relation(disposition, target, relation):
     assert services._relation_for(disposition, target, {"OBJ-5"}) == relation

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reconcile', '0005_run_revision'),
+        ('reconcile', '0004_amendment_decision'),
     ]
 
     operations = [
