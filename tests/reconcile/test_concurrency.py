@@ -15,7 +15,7 @@ import threading
 import pytest
 from django.db import connection
 
-from reconcile import services
+from reconcile.services import decisions
 from reconcile.models import CanonicalRecord, IssueDecision, Mapping
 from reviews.audit import verify_chain
 from reviews.models import AuditEvent
@@ -37,7 +37,7 @@ class ForcedRace:
         self.saw_other_waiting = False
 
     def install(self, monkeypatch) -> None:
-        ensure_open, read_for_decision = services._ensure_open, services._read_for_decision
+        ensure_open, read_for_decision = decisions._ensure_open, decisions._read_for_decision
 
         def ensure_open_after_a_shared_read(run):
             name = threading.current_thread().name
@@ -58,8 +58,8 @@ class ForcedRace:
                 self.saw_other_waiting = True
             return result
 
-        monkeypatch.setattr(services, "_ensure_open", ensure_open_after_a_shared_read)
-        monkeypatch.setattr(services, "_read_for_decision", read_then_hold_until_the_other_waits)
+        monkeypatch.setattr(decisions, "_ensure_open", ensure_open_after_a_shared_read)
+        monkeypatch.setattr(decisions, "_read_for_decision", read_then_hold_until_the_other_waits)
 
     @staticmethod
     def _waiting_for_a_lock(pid: int) -> bool:

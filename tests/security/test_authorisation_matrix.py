@@ -130,6 +130,8 @@ EXPECTED: dict[tuple[str, str], Row] = {
     (P + "reconcile/bulk-accept/", "POST"): page(DECIDERS, ALLOWED),
     (P + "reconcile/records/<str:source>/propose/", "POST"): page(PROPOSERS, ALLOWED),
     (P + "reconcile/canonical/<int:canonical_id>/reject/", "POST"): page(DECIDERS, ALLOWED),
+    (P + "reconcile/members/<str:role>/mappings/", "GET"): page(EVERY_ROLE),
+    (P + "revise/", "POST"): page(DECIDERS, ALLOWED),  # this run is not final: the reviewer is told so
 }
 
 # Endpoints other branches are adding (DESIGN §3, §4), written ahead from the design so that they are
@@ -219,7 +221,7 @@ def world(db, run_factory):
     canonical = CanonicalRecord.objects.filter(run=run).first()
     assert canonical is not None and AmendmentDecision.objects.filter(pk=amendment.pk).exists()
     kwargs = {
-        "run_id": run.run_id, "member_id": "memory", "source": "MEM-OBJ-memory-facts",
+        "run_id": run.run_id, "member_id": "memory", "role": "memory", "source": "MEM-OBJ-memory-facts",
         "mapping_id": Mapping.objects.filter(run=run).first().pk,
         "decision_id": IssueDecision.objects.filter(run=run).first().pk,
         "issue_id": IssueDecision.objects.filter(run=run).first().pk,

@@ -102,7 +102,8 @@ def hostile_run(run_factory):
     services.decide_mapping(mapping=mapping, decision="reject", rationale=f"No {ALL}", actor=REVIEWER,
                             expected_version=mapping.version)
     issue = IssueDecision.objects.filter(run=run).first()
-    services.decide_issue(issue_decision=issue, decision="accept", rationale=f"Yes {ALL}", actor=REVIEWER,
+    # Rejected: accepting an issue that names the record just left without a place would be incoherent (409).
+    services.decide_issue(issue_decision=issue, decision="reject", rationale=f"Yes {ALL}", actor=REVIEWER,
                           expected_version=issue.version)
     connection.close()
     return run
