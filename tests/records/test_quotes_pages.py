@@ -62,9 +62,8 @@ def test_the_run_page_shows_the_snapshot_and_totals_per_status(browser, checked_
     assert hashlib.sha256(checked_run.archive).hexdigest() in section
     assert "2 files" in text_of(section)
     assert "1 of 2 quotations verified" in text_of(section)
-    heads = re.findall(r"<th>(.*?)</th>", section)
-    cells = re.findall(r'<td class="quote-[a-z-]+">(\d+)</td>', section)
-    totals = dict(zip(heads, cells))
+    totals = dict(re.findall(r'<li class="quote-[a-z-]+"><span class="quote-mark">(.*?)</span> '
+                             r'<strong class="count">(\d+)</strong></li>', section))
     assert totals["✓ verified"] == "1" and totals["✗ not found"] == "1" and totals["? ambiguous"] == "0"
 
 
