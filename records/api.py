@@ -308,23 +308,33 @@ class BundleImportView(APIView):
                    responses={201: BundleImportReplySerializer, 200: BundleImportReplySerializer, 413: None, 415: None})
     def post(self, request, run_id: str):
         run = get_run_for(request, run_id, UPLOAD, "import bundle")
-        upload = request.FILES.get("file")
-        if upload is None:
-            raise ApiError("file: required, a zip or tar.gz of the run directory", code="invalid",
-                           details={"field": "file"})
-        if upload.size > settings.MAX_BUNDLE_BYTES:
-            raise refusal(services.BundleTooLarge(
-                f"{upload.name}: {upload.size} bytes; the limit is {settings.MAX_BUNDLE_BYTES} bytes",
-                details={"size": upload.size, "limit": settings.MAX_BUNDLE_BYTES}))
+        archive = run_directory_archive(request)
         try:
-            results = services.import_bundle(run=run, archive=b"".join(upload.chunks()),
-                                             actor=Actor.for_request(request))
+            results = services.import_bundle(run=run, archive=archive, actor=Actor.for_request(request))
         except services.UploadRefused as error:
             raise refusal(error) from None
         created = sum(1 for _, was_created in results if was_created)
-        members = []
-        for version, was_created in results:
-            version.refresh_from_db(fields=["status", "status_reason", "counts"])
-            members.append(MemberVersionSerializer(version).data | {"created": was_created})
-        return Response({"members": members, "created": created},
+        return Response({"members": imported_members(results), "created": created},
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+def run_directory_archive(request) -> bytes:
+    """The bytes of a run directory archive posted as multipart `file`: 400 without one, 413 over the limit."""
+    upload = request.FILES.get("file")
+    if upload is None:
+        raise ApiError("file: required, a zip or tar.gz of the run directory", code="invalid",
+                       details={"field": "file"})
+    if upload.size > settings.MAX_BUNDLE_BYTES:
+        raise refusal(services.BundleTooLarge(
+            f"{upload.name}: {upload.size} bytes; the limit is {settings.MAX_BUNDLE_BYTES} bytes",
+            details={"size": upload.size, "limit": settings.MAX_BUNDLE_BYTES}))
+    return b"".join(upload.chunks())
+
+
+def imported_members(results) -> list[dict]:
+    """Each imported member version as the API shows it, with whether this import created it."""
+    members = []
+    for version, was_created in results:
+        version.refresh_from_db(fields=["status", "status_reason", "counts"])
+        members.append(MemberVersionSerializer(version).data | {"created": was_created})
+    return members

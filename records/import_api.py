@@ -1,7 +1,6 @@
 """`POST /api/runs/import/`: a run created from its own run directory (DESIGN §4)."""
 from __future__ import annotations
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -17,9 +16,8 @@ from reviews.audit import Actor
 from reviews.services import RunExists
 
 from . import services
-from .api import refusal
+from .api import imported_members, refusal, run_directory_archive
 from .run_import import import_run
-from .serializers import MemberVersionSerializer
 
 
 class RunImportView(APIView):
@@ -34,16 +32,9 @@ class RunImportView(APIView):
     def post(self, request):
         actor = Actor.for_request(request)
         check_role(request.user, UPLOAD, action="import run", actor=actor)
-        upload = request.FILES.get("file")
-        if upload is None:
-            raise ApiError("file: required, a zip or tar.gz of the run directory", code="invalid",
-                           details={"field": "file"})
-        if upload.size > settings.MAX_BUNDLE_BYTES:
-            raise refusal(services.BundleTooLarge(
-                f"{upload.name}: {upload.size} bytes; the limit is {settings.MAX_BUNDLE_BYTES} bytes",
-                details={"size": upload.size, "limit": settings.MAX_BUNDLE_BYTES}))
+        archive = run_directory_archive(request)
         try:
-            run, results = import_run(archive=b"".join(upload.chunks()), actor=actor, user=request.user)
+            run, results = import_run(archive=archive, actor=actor, user=request.user)
         except services.UploadRefused as error:
             raise refusal(error) from None
         except RunExists as exists:
@@ -51,9 +42,6 @@ class RunImportView(APIView):
         except ValidationError as error:
             raise ApiError(f"The run directory's identity is not a valid run: {'; '.join(error.messages)}",
                            code="invalid_identity", details=error.message_dict if hasattr(error, "error_dict") else None) from None
-        members = []
-        for version, was_created in results:
-            version.refresh_from_db(fields=["status", "status_reason", "counts"])
-            members.append(MemberVersionSerializer(version).data | {"created": was_created})
+        members = imported_members(results)
         run.refresh_from_db()
         return Response({"run": RunSerializer(run).data, "members": members}, status=status.HTTP_201_CREATED)
