@@ -461,15 +461,26 @@ def decide_everything(*, run, actor):
 
 
 def bench_uploads(database_url: str, redis_url: str):
-    """Uploads per second with 8 concurrent clients, against GET /api/whoami/ in the same run."""
+    """Uploads per second with 8 concurrent clients, against GET /api/whoami/ on the same server.
+
+    The two are measured in alternating 2-second windows (upload, trivial, upload, ...; three pairs per
+    layout), so a change of the machine's load (other processes share its cores) falls on both; the
+    ratio printed is the median of the pairs' ratios. Two layouts: every client uploading to one run
+    (each upload waits for the run's row lock, which orders its audit chain) and each client uploading
+    to a run of its own (as agents each uploading their own run's members).
+    """
     from reviews.audit import Actor
     from reviews.services import create_run, issue_token
 
+    clients = 8
     _, key = issue_token(name=f"bench-agent-{uuid.uuid4().hex[:6]}", role="agent", actor=Actor.command("bench"))
-    run = create_run(actor=Actor.command("bench"), run_id="AAS-2026-01-04-uploads-01", system="Bench",
-                     title="uploads", run_date="2026-01-04", reviewed_boundary="0" * 40)
+    runs = [create_run(actor=Actor.command("bench"), run_id=f"AAS-2026-01-04-uploads-{n:02d}", system="Bench",
+                       title="uploads", run_date="2026-01-04", reviewed_boundary="0" * 40).run_id
+            for n in range(clients + 1)]
+    shared_run, own_runs = runs[0], runs[1:]
     port = free_port()
     queue = f"aas-bench-{uuid.uuid4().hex[:6]}"
+    workers = os.environ.get("BENCH_WORKERS", "4")
     # Served as in production: DEBUG off (Django's debug cursor records and formats every query,
     # which weighs on the 11-query upload far more than on the 3-query trivial endpoint).
     env = dict(os.environ, DATABASE_URL=database_url, DEBUG="0", CELERY_QUEUE=queue,
@@ -479,7 +490,7 @@ def bench_uploads(database_url: str, redis_url: str):
     if redis_url:
         env["REDIS_URL"] = redis_url
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "--workers", "4", "--bind", f"127.0.0.1:{port}",
+        [sys.executable, "-m", "gunicorn", "config.wsgi", "--workers", workers, "--bind", f"127.0.0.1:{port}",
          "--log-level", "warning"], cwd=ROOT, env=env, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -497,35 +508,39 @@ def bench_uploads(database_url: str, redis_url: str):
         # they should not spend them re-encoding 31 KB per request.
         head = json.dumps({"role": "memory", "content": seed.decode() + "\n<!-- bench "})[:-2].encode()
 
-        def upload():
-            with lock:
-                n = next(counter)
-            # Distinct bytes each time so every request stores a new version.
-            body = head + f' {n} -->\\n"}}'.encode()
-            request = urllib.request.Request(f"{base}/api/runs/{run.run_id}/members/", data=body, headers=headers,
-                                             method="POST")
-            with urllib.request.urlopen(request, timeout=60) as response:
-                assert response.status == 201, response.status
+        def upload_to(run_of):
+            def upload(client):
+                with lock:
+                    n = next(counter)
+                # Distinct bytes each time so every request stores a new version.
+                body = head + f' {n} -->\\n"}}'.encode()
+                request = urllib.request.Request(f"{base}/api/runs/{run_of(client)}/members/", data=body,
+                                                 headers=headers, method="POST")
+                with urllib.request.urlopen(request, timeout=60) as response:
+                    assert response.status == 201, response.status
+            return upload
 
-        def trivial():
+        def trivial(client):
             request = urllib.request.Request(f"{base}/api/whoami/", headers=headers)
             with urllib.request.urlopen(request, timeout=60) as response:
                 response.read()
 
-        def throughput(fn, seconds=5.0, clients=8, with_count=False):
+        def throughput(fn, seconds):
             done, errors = [0], [0]
             stop = time.perf_counter() + seconds
 
-            def loop():
+            def loop(client):
                 while time.perf_counter() < stop:
                     try:
-                        fn()
+                        fn(client)
                         with lock:
                             done[0] += 1
-                    except Exception:  # noqa: BLE001 — counted, not hidden
+                    except Exception as error:  # noqa: BLE001 — counted, not hidden
                         with lock:
                             errors[0] += 1
-            threads = [threading.Thread(target=loop) for _ in range(clients)]
+                            if errors[0] == 1:
+                                print(f"  first error: {type(error).__name__}: {error}", file=sys.stderr)
+            threads = [threading.Thread(target=loop, args=(c,)) for c in range(clients)]
             start = time.perf_counter()
             for t in threads:
                 t.start()
@@ -533,19 +548,34 @@ def bench_uploads(database_url: str, redis_url: str):
                 t.join()
             return done[0] / (time.perf_counter() - start), errors[0], done[0]
 
+        layouts = [("one run", upload_to(lambda client: shared_run)),
+                   ("a run per client", upload_to(lambda client: own_runs[client]))]
         # Warm every gunicorn worker on both endpoints first (imports, first connections), then measure.
-        _, _, warm = throughput(upload, seconds=1.0)
-        throughput(trivial, seconds=1.0)
-        uploads, upload_errors, created = throughput(upload, with_count=True)
-        created += warm
-        base_rate, base_errors, _ = throughput(trivial)
+        created = 0
+        for _, upload in layouts:
+            created += throughput(upload, 1.0)[2]
+        throughput(trivial, 1.0)
         mode = "queued to Redis" if redis_url else "tasks in process"
-        report("uploads/s, 8 concurrent clients", uploads, "req/s", f"{mode}, {upload_errors} errors")
-        report("GET /api/whoami/ per s, 8 concurrent clients", base_rate, "req/s", f"{base_errors} errors")
-        report("ratio uploads / trivial endpoint", uploads / base_rate if base_rate else 0.0, "x", "target >= 0.5")
+        for name, upload in layouts:
+            up_rates, base_rates, ratios, errors = [], [], [], [0, 0]
+            for _ in range(3):
+                rate, failed, done = throughput(upload, 2.0)
+                created += done
+                errors[0] += failed
+                trivial_rate, failed, _ = throughput(trivial, 2.0)
+                errors[1] += failed
+                up_rates.append(rate)
+                base_rates.append(trivial_rate)
+                ratios.append(rate / trivial_rate if trivial_rate else 0.0)
+            report(f"uploads/s, {clients} clients, {name}", statistics.median(up_rates), "req/s",
+                   f"{mode}, {errors[0]} errors; windows: {', '.join(f'{r:.0f}' for r in up_rates)}")
+            report(f"GET /api/whoami/ per s, {clients} clients, alternating", statistics.median(base_rates), "req/s",
+                   f"{errors[1]} errors; windows: {', '.join(f'{r:.0f}' for r in base_rates)}")
+            report(f"ratio uploads / trivial endpoint, {name}", statistics.median(ratios), "x",
+                   f"target >= 0.5; median of pairs {', '.join(f'{r:.2f}' for r in ratios)}; {workers} workers")
         from records.models import MemberVersion
 
-        stored = MemberVersion.objects.filter(member__run__run_id=run.run_id).count()
+        stored = MemberVersion.objects.filter(member__run__run_id__in=runs).count()
         report("uploads answered 201 / versions stored", f"{created}/{stored}", "",
                "MISMATCH" if stored != created else ("nothing lost" if created else "NO UPLOAD SUCCEEDED"))
     finally:
