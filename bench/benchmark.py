@@ -9,13 +9,15 @@ answers, SQLite in a temporary folder otherwise; dropped at the end.
 Parts (run all, or name some: `bench/benchmark.py ingest latency`):
 
 - ingest: the four seeds through upload, parse, validation (and reconcile's
-  sync, timed apart), tasks in process, against bare markdown-it-py + SHA-256;
+  sync, timed apart), tasks in process, DEBUG off, against bare markdown-it-py
+  + SHA-256 measured right after each attempt (median of the attempts' ratios);
 - page: the reconciliation page at 20 and 2,000 records;
 - latency: upload → validated and approve → final for the seed run, and a
   generated 2 MB report, through Redis and a real worker process the bench
   starts (and stops) on a queue of its own;
-- uploads: gunicorn (4 workers) on this database, 8 client threads uploading
-  against GET /api/whoami/, then the stored versions are counted.
+- uploads: gunicorn (4 workers, BENCH_WORKERS) on this database, 8 client
+  threads uploading (to one run, then a run per client) in 2-second windows
+  alternating with GET /api/whoami/; then the stored versions are counted.
 
 `--profile-ingest` prints the ingest's cProfile, SQL statements and audit events.
 Redis: REDIS_URL, else redis://127.0.0.1:6379/10 when it answers; queues are
