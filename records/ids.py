@@ -226,6 +226,27 @@ def find_ids(text: str, *, skip_ranges: bool = True) -> list[IdMatch]:
     ]
 
 
+def scan(text: str) -> tuple[list[IdMatch], list[IdMatch], list[IdMatch]]:
+    """`(find_ids(text), find_ranges(text), find_malformed(text))`, each pattern run over `text` once.
+
+    The parser asks all three of every line; apart they scan a line up to five
+    times. Every ID, range and ID-shaped token holds a `-`, so a text without
+    one holds none of them.
+    """
+    if "-" not in text:
+        return [], [], []
+    ranges = find_ranges(text)
+    malformed = [IdMatch(m.group(0), m.start(), m.end()) for m in TOKEN_RE.finditer(text)
+                 if classify_token(m.group(0)) == MALFORMED
+                 and not any(r.start <= m.start() < r.end for r in ranges)]
+    matches = [IdMatch(m.group(0), m.start(), m.end()) for m in ID_IN_TEXT_RE.finditer(text)]
+    if matches and malformed:
+        matches = [m for m in matches if not any(b.start <= m.start < b.end for b in malformed)]
+    if matches and ranges:
+        matches = [m for m in matches if not any(r.start <= m.start < r.end for r in ranges)]
+    return matches, ranges, malformed
+
+
 def unique_ids(text: str) -> tuple[str, ...]:
     """The full IDs `text` names, in order, without duplicates."""
     seen: dict[str, None] = {}

@@ -283,6 +283,7 @@ class _Parser:
         self.front_matter_error = ""
         self.body_start = 0
         self.malformed: list[MalformedId] = []
+        self._scans: dict[int, tuple] = {}  # line index → ids.scan of that line (lines never change)
 
     # ------------------------------------------------------------------
     def parse(self) -> ParsedReport:
@@ -751,12 +752,19 @@ class _Parser:
     def _scannable(self, k: int) -> bool:
         return not self.in_quote[k] and self.kind[k] not in ("fence", "quote", "quotation", "front_matter")
 
+    def _scan(self, k: int) -> tuple:
+        """The IDs, ranges and malformed tokens of line k, found once per parse."""
+        found = self._scans.get(k)
+        if found is None:
+            found = self._scans[k] = ids.scan(self.lines[k])
+        return found
+
     def _region_references(self, s: int, e: int, lead: _Lead):
         for k in range(s, e + 1):
             if not self._scannable(k):
                 continue
             skip_first = k == s
-            for match in ids.find_ids(self.lines[k]):
+            for match in self._scan(k)[0]:
                 if skip_first and match.record_id == lead.record_id:
                     skip_first = False
                     continue
@@ -770,16 +778,16 @@ class _Parser:
         for k in range(self.body_start, self.n):
             if not self._scannable(k):
                 continue
-            line = self.lines[k]
             own = decl_lines.get(k)
-            for match in ids.find_ids(line):
+            found_ids, found_ranges, found_malformed = self._scan(k)
+            for match in found_ids:
                 if own is not None and match.record_id == own:
                     own = None  # the defining occurrence is no reference
                     continue
                 references.append(Reference(match.record_id, k + 1))
-            for r in ids.find_ranges(line):
+            for r in found_ranges:
                 ranges.append(RangeReference(r.record_id, k + 1))
-            for bad in ids.find_malformed(line):
+            for bad in found_malformed:
                 if own_bad.get(k) == bad.record_id:
                     own_bad.pop(k)  # the malformed declaration itself, already kept
                     continue

@@ -365,12 +365,15 @@ def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | No
     run = version.member.run
     records, issues = _rows(run, version, report)
     with transaction.atomic():
-        lock_run(run)  # always the run first: one lock order for every writer of this run
+        run = lock_run(run)  # always the run first: one lock order for every writer of this run
         locked = MemberVersion.objects.select_for_update().defer("content", "parsed").get(pk=version_pk)
         if locked.status != MemberVersion.Status.PARSING or locked.claimed_at != now:
             return None  # a later claim took the work over
-        Record.objects.filter(member_version=locked).delete()
-        IntegrationIssue.objects.filter(member_version=locked).delete()
+        if locked.attempts > 1:
+            # Only a parse commits rows, and every parse claims first (attempts + 1): on the first claim there
+            # are none to replace, which spares the delete's two reads of its dependents.
+            Record.objects.filter(member_version=locked).delete()
+            IntegrationIssue.objects.filter(member_version=locked).delete()
         Record.objects.bulk_create(records)
         IntegrationIssue.objects.bulk_create(issues)
         locked.counts = report.counts()
@@ -390,9 +393,8 @@ def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | No
 
 def _fail_version(*, version: MemberVersion, claimed_at, actor: Actor, reason: str) -> MemberVersion | None:
     """Record the failure on `version` (loaded with member__run) if the claim taken at `claimed_at` still holds."""
-    run = version.member.run
     with transaction.atomic():
-        lock_run(run)
+        run = lock_run(version.member.run)
         locked = MemberVersion.objects.select_for_update().get(pk=version.pk)
         if locked.status != MemberVersion.Status.PARSING or locked.claimed_at != claimed_at:
             return None
@@ -531,8 +533,13 @@ def _validate_locked(locked_run: Run, *, actor: Actor, canonical_ids: Collection
 def _store_findings(run: Run, versions, digest: str, found) -> ValidationReport:
     """The report on this manifest with exactly these findings (a rerun replaces them)."""
     errors = sum(1 for f in found if f.severity == Finding.Severity.ERROR)
-    report, created = ValidationReport.objects.get_or_create(
-        run=run, manifest_sha256=digest, defaults={"errors": errors, "warnings": len(found) - errors})
+    # The caller holds the run's lock, so nobody else creates this report meanwhile: a read and an insert,
+    # without get_or_create's savepoint.
+    report = ValidationReport.objects.filter(run=run, manifest_sha256=digest).first()
+    created = report is None
+    if created:
+        report = ValidationReport.objects.create(run=run, manifest_sha256=digest, errors=errors,
+                                                 warnings=len(found) - errors)
     by_role = {v.member.role: v for v in versions}
     if not created:
         report.findings.all().delete()

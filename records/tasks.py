@@ -23,11 +23,12 @@ def parse_member_version(self, version_pk: int) -> str:
 
 @shared_task(**RETRY)
 def validate_run(self, run_pk: int) -> str:
-    run = Run.objects.filter(pk=run_pk).first()
-    if run is None:
+    # Claims the run's pending request: a burst of uploads is validated once, on its latest state. The run is
+    # read once, by the claim's row lock.
+    try:
+        _report, outcome = services.validate_requested(run=Run(pk=run_pk), actor=Actor.worker("validate_run"))
+    except Run.DoesNotExist:
         return "no such run"
-    # Claims the run's pending request: a burst of uploads is validated once, on its latest state.
-    _report, outcome = services.validate_requested(run=run, actor=Actor.worker("validate_run"))
     return outcome
 
 

@@ -19,6 +19,7 @@ import datetime as _dt
 import difflib
 import hashlib
 import re
+import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Collection, Iterable, Mapping, Sequence
@@ -198,8 +199,33 @@ def _strip_ticks(value: str) -> str:
     return value
 
 
-def _excluded_lines(report: ParsedReport) -> set[int]:
+# The last reports' excluded and prose lines, by identity: validation asks several times per report. A parsed
+# report is frozen data, so what was computed for it stays true; the entry holds the report, so its id is not reused.
+_LINES_MEMO: dict[int, tuple[ParsedReport, frozenset[int], tuple[tuple[int, str], ...]]] = {}
+_LINES_MEMO_SIZE = 16
+_LINES_MEMO_LOCK = threading.Lock()
+
+
+def _lines_of(report: ParsedReport) -> tuple[frozenset[int], tuple[tuple[int, str], ...]]:
+    entry = _LINES_MEMO.get(id(report))
+    if entry is None or entry[0] is not report:
+        excluded = frozenset(_compute_excluded_lines(report))
+        prose = tuple((number, line) for number, line in enumerate(report.text.splitlines(), start=1)
+                      if number not in excluded)
+        entry = (report, excluded, prose)
+        with _LINES_MEMO_LOCK:
+            while len(_LINES_MEMO) >= _LINES_MEMO_SIZE:
+                _LINES_MEMO.pop(next(iter(_LINES_MEMO)))
+            _LINES_MEMO[id(report)] = entry
+    return entry[1], entry[2]
+
+
+def _excluded_lines(report: ParsedReport) -> frozenset[int]:
     """Lines inside quotations, fences and the front matter: never scanned for prose rules."""
+    return _lines_of(report)[0]
+
+
+def _compute_excluded_lines(report: ParsedReport) -> set[int]:
     # Segments merge quotations into the declaration that holds them, so the
     # extents are rebuilt here from the quotations, `>` lines and fences.
     excluded: set[int] = set()
@@ -229,9 +255,8 @@ _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _QUOTE_LINE_RE = re.compile(r"^ {0,3}>")
 
 
-def _prose_lines(report: ParsedReport) -> list[tuple[int, str]]:
-    excluded = _excluded_lines(report)
-    return [(number, line) for number, line in enumerate(report.text.splitlines(), start=1) if number not in excluded]
+def _prose_lines(report: ParsedReport) -> tuple[tuple[int, str], ...]:
+    return _lines_of(report)[1]
 
 
 def _report_generation(report: ParsedReport) -> str:
@@ -965,8 +990,13 @@ _PROSE_ANCHOR_RE = re.compile(
 )
 
 
+_COLON_DIGIT_RE = re.compile(r":\d")
+
+
 def _check_prose_anchors(out: _Collector, report: ParsedReport, current: bool) -> None:
     for number, line in _prose_lines(report):
+        if not _COLON_DIGIT_RE.search(line):
+            continue  # a line anchor is `path:N`; the full pattern is slow on long prose
         for match in _PROSE_ANCHOR_RE.finditer(line):
             out.add(
                 "prose-line-anchor",
@@ -1107,15 +1137,42 @@ def _references_of(member: MemberInput) -> list[tuple[str, int]]:
 
 
 def _suggestion(record_id: str, declared: Collection[str]) -> str:
-    prefix, kind, name = _split_id(record_id)
-    if kind:
-        same_name = sorted(d for d in declared if _split_id(d)[1:] == (kind, name) and d != record_id)
-        if same_name:
-            return f" The same name is declared as {', '.join(same_name)}; did you mean that?"
-    close = difflib.get_close_matches(record_id, sorted(declared), n=1, cutoff=0.6)
-    if close:
-        return f" The nearest declared ID is {close[0]}."
-    return ""
+    return _Suggestions(declared)(record_id)
+
+
+class _Suggestions:
+    """`_suggestion` over one set of declared IDs: sorted and indexed by (kind, name) once, each answer kept.
+
+    A run cites the same undeclared IDs many times; before, every citation
+    sorted and split every declared ID again.
+    """
+
+    def __init__(self, declared: Collection[str]) -> None:
+        self.given = declared
+        self.declared: list[str] | None = None  # sorted and indexed on the first question
+        self.by_name: dict[tuple[str, str], list[str]] = defaultdict(list)
+        self.answers: dict[str, str] = {}
+
+    def __call__(self, record_id: str) -> str:
+        answer = self.answers.get(record_id)
+        if answer is None:
+            if self.declared is None:
+                self.declared = sorted(self.given)
+                for d in self.declared:
+                    self.by_name[_split_id(d)[1:]].append(d)
+            answer = self.answers[record_id] = self._answer(record_id)
+        return answer
+
+    def _answer(self, record_id: str) -> str:
+        prefix, kind, name = _split_id(record_id)
+        if kind:
+            same_name = [d for d in self.by_name.get((kind, name), ()) if d != record_id]
+            if same_name:
+                return f" The same name is declared as {', '.join(same_name)}; did you mean that?"
+        close = difflib.get_close_matches(record_id, self.declared, n=1, cutoff=0.6)
+        if close:
+            return f" The nearest declared ID is {close[0]}."
+        return ""
 
 
 def _set_findings(
@@ -1134,6 +1191,7 @@ def _set_findings(
     sources = {row.source_id for m in members for row in m.report.sources}
     canonical = set(canonical_ids)
     resolvable = set(declared_in) | canonical
+    suggest = _Suggestions(resolvable)
 
     # Duplicate declarations across members. A result restates the canonical
     # records, so its declarations are not duplicates of the members'.
@@ -1200,7 +1258,7 @@ def _set_findings(
                         m.name,
                         record_id,
                         line,
-                        f"{record_id} is not declared by any member of this run nor among its canonical records.{_suggestion(record_id, resolvable)}",
+                        f"{record_id} is not declared by any member of this run nor among its canonical records.{suggest(record_id)}",
                     )
                 )
             elif len(declared_in.get(record_id, ())) > 1 and len({n for n, _ in declared_in[record_id] if role_of[n] != 'result'}) > 1:
@@ -1241,6 +1299,7 @@ def _is_result(member: MemberInput) -> bool:
 
 
 def _part_of_resolution(members: Sequence[MemberInput], resolvable: set[str]) -> list[Finding]:
+    suggest = _Suggestions(resolvable)
     findings = []
     for m in members:
         lines = _part_of_lines(m.report)
@@ -1260,13 +1319,14 @@ def _part_of_resolution(members: Sequence[MemberInput], resolvable: set[str]) ->
                             m.name,
                             decl.record_id,
                             number,
-                            f"{decl.record_id} is part of {value}, which no member of this run declares.{_suggestion(value, resolvable)}",
+                            f"{decl.record_id} is part of {value}, which no member of this run declares.{suggest(value)}",
                         )
                     )
     return findings
 
 
 def _profile_resolution(members: Sequence[MemberInput], resolvable: set[str]) -> list[Finding]:
+    suggest = _Suggestions(resolvable)
     findings = []
     for m in members:
         front = _front(m.report)
@@ -1281,7 +1341,7 @@ def _profile_resolution(members: Sequence[MemberInput], resolvable: set[str]) ->
                     m.name,
                     record_id,
                     1,
-                    f"memory-comparison `{axis}` cites {record_id}, which no member of this run declares.{_suggestion(record_id, resolvable)}",
+                    f"memory-comparison `{axis}` cites {record_id}, which no member of this run declares.{suggest(record_id)}",
                 )
             )
     return findings
