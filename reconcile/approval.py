@@ -542,7 +542,7 @@ def gather_result_input(
                 rationale=c.rationale,
             ))
 
-    amendments, conflicts = _amendment_entries(members)
+    amendments, conflicts = _amendment_entries(members, aliases)
 
     fronts = [m.report.front_matter for m in members if isinstance(m.report.front_matter, dict)]
     disposition = next((f.get("result-disposition") for f in fronts
@@ -584,10 +584,24 @@ def gather_result_input(
     )
 
 
-def _amendment_entries(members: list[_Member]) -> tuple[list, list]:
+def _amended_record(paragraph, aliases: dict[str, str]) -> str:
+    """The canonical record whose shared text a value amendment changes: the record the paragraph
+    opens with (`EPI-OBJ-3 supersedes `Part of: …` with …`, `RTE-4's description … is replaced by …`),
+    through the aliases; "" for a supersession (its mapping says it) or a paragraph opening otherwise."""
+    if reconcile_services.superseded_pairs(paragraph.text):
+        return ""
+    opening = _OPENING_ID.match(paragraph.text)
+    return aliases.get(opening.group("id"), "") if opening else ""
+
+
+_OPENING_ID = re.compile(r"^[\s`*]*(?P<id>(?:[A-Z]+-)?(?:CMP|OBJ|RTE|CLM|ABS|BAP)-(?:\d+|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*))\b")
+
+
+def _amendment_entries(members: list[_Member], aliases: dict[str, str]) -> tuple[list, list]:
     """(amendments, unresolved conflicts) of the freshly parsed members, each with the reviewer's
-    decision on it (a supersession's follows its mapping). A paragraph without a decision on exactly
-    its text refuses finalization: approval waits for every one."""
+    decision on it (a supersession's follows its mapping) and, for a value amendment, the canonical
+    record it amends. A paragraph without a decision on exactly its text refuses finalization:
+    approval waits for every one."""
     rows = {(r.member_version_id, r.index): r
             for r in AmendmentDecisionRow.objects.filter(member_version__in=[m.version for m in members])}
     amendments, conflicts = [], []
@@ -602,6 +616,8 @@ def _amendment_entries(members: list[_Member]) -> tuple[list, list]:
             entry = rendering.AmendmentDecision(
                 text=paragraph.text, decision=_decision_word(row.state), rationale=row.rationale,
                 member=member.shown_name, line=paragraph.line, decided_by=row.decided_by,
+                amends=_amended_record(paragraph, aliases)
+                if paragraph.kind == AmendmentDecisionRow.Kind.AMENDMENT else "",
             )
             (conflicts if paragraph.kind == AmendmentDecisionRow.Kind.UNRESOLVED_CONFLICT else amendments).append(entry)
     return amendments, conflicts

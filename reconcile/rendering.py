@@ -158,6 +158,9 @@ class AmendmentDecision:
     member: str = ""  # the member file it came from, e.g. "reconciliation.md"
     line: int = 0
     decided_by: str = ""
+    # The canonical record whose shared text an accepted value amendment changes ("" for none, for a
+    # supersession, or when the paragraph names no record of the shared set first): shown under it.
+    amends: str = ""
 
 
 @dataclass(frozen=True)
@@ -447,6 +450,10 @@ def _shared_records(data: ResultInput) -> list[str]:
         raise ValueError(
             "canonical records of unknown kind: " + ", ".join(r.canonical_id for r in unknown)
         )
+    amended: dict[str, list[AmendmentDecision]] = {}
+    for amendment in _sorted_amendments(data):
+        if amendment.decision == "accept" and amendment.amends:
+            amended.setdefault(amendment.amends, []).append(amendment)
     blocks = ["## Shared records"]
     for kind in KIND_ORDER:
         blocks.append(f"### {KIND_HEADINGS[kind]}")
@@ -462,6 +469,14 @@ def _shared_records(data: ResultInput) -> list[str]:
                 blocks.append(f"##### Annotation by {annotation.member} on {annotation.target}")
                 if annotation.text.strip():
                     blocks.append(_block(annotation.text))
+            # The record's text above is carried verbatim; an accepted amendment of it stands beside
+            # it, so Shared records never state a value the reconciliation replaced without saying so.
+            for amendment in amended.get(record.canonical_id, ()):
+                where = f" ({amendment.member} line {amendment.line})" if amendment.member and amendment.line else ""
+                who = f" by {amendment.decided_by}" if amendment.decided_by else ""
+                blocks.append(f"##### Accepted amendment{where}")
+                blocks.append(f"Accepted{who}; where it differs from the text above, it replaces it: "
+                              f"{_block(amendment.text)}")
     return blocks
 
 
@@ -774,4 +789,4 @@ def result_json(data: ResultInput) -> dict:
 
 def _amendment_json(item: AmendmentDecision) -> dict:
     return {"text": item.text, "decision": item.decision, "rationale": item.rationale, "member": item.member,
-            "line": item.line, "decided_by": item.decided_by}
+            "line": item.line, "decided_by": item.decided_by, "amends": item.amends}

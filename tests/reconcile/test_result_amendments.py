@@ -1,0 +1,55 @@
+"""An accepted value amendment stands beside the record it amends in Shared records (found by QA).
+
+The dynamic-cheatsheet run's reconciliation amends EPI-OBJ-3's `Part of: RT-OBJ-2` to
+`Part of: MEM-OBJ-1`. Before this, a reviewer who accepted the amendment signed a result whose
+Shared records still said, without a word beside it, that the record is part of RT-OBJ-2, while
+Limitations called only the carried amendments "not applied to the shared records".
+Decisions go through the API; the result is read as bytes.
+"""
+from __future__ import annotations
+
+import pytest
+
+from reconcile.models import Result
+from tests.reconcile.test_issue_scenarios import amendment_starting, finalize, section
+from tests.reconcile.test_result_api import API, RUN_ID, decide_everything, upload_corpus_run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def corpus_run(agent, django_capture_on_commit_callbacks):
+    return upload_corpus_run(agent, django_capture_on_commit_callbacks)
+
+
+def shared_record(markdown: str, heading: str) -> str:
+    return section(markdown, "## Shared records").split(f"\n{heading}\n", 1)[1].split("\n#### ", 1)[0]
+
+
+def test_an_accepted_value_amendment_is_stated_under_the_record_it_amends(
+        corpus_run, reviewer, django_capture_on_commit_callbacks):
+    item = amendment_starting(reviewer, "EPI-OBJ-3 supersedes")
+    response = reviewer.post(f"{API}/amendments/{item['id']}/decision/",
+                             {"decision": "accept", "rationale": "MEM-OBJ-1 is the closer whole",
+                              "version": item["version"]}, format="json")
+    assert response.status_code == 200, response.json()
+    decide_everything(reviewer)
+    markdown = finalize(reviewer, django_capture_on_commit_callbacks).markdown
+
+    epi_obj_3 = next(line for line in section(markdown, "### Mappings").splitlines() if line.startswith("| EPI-OBJ-3 |"))
+    canonical = epi_obj_3.split(" | ")[2]
+    record = shared_record(markdown, next(line for line in markdown.splitlines()
+                                          if line.startswith(f"#### {canonical} — ")))
+    assert "Part of: RT-OBJ-2" in record  # the member's text, carried verbatim
+    assert "\n##### Accepted amendment (reconciliation.md line 14)\n" in record
+    assert ("Accepted by token:reviewer-1; where it differs from the text above, it replaces it: EPI-OBJ-3 supersedes "
+            "`Part of: RT-OBJ-2` with `Part of: MEM-OBJ-1`.") in record
+    # A carried amendment is not placed under its record; Limitations says it is not applied.
+    epi_obj_8 = next(line for line in section(markdown, "### Mappings").splitlines() if line.startswith("| EPI-OBJ-8 |"))
+    obj_8 = epi_obj_8.split(" | ")[2]
+    assert "Accepted amendment" not in shared_record(markdown, next(
+        line for line in markdown.splitlines() if line.startswith(f"#### {obj_8} — ")))
+    assert "- Carried amendment, not applied to the shared records: EPI-OBJ-8 supersedes" in section(
+        markdown, "## Limitations")
+    data = Result.objects.get(run__run_id=RUN_ID).data
+    assert [a["amends"] for a in data["amendments"] if a["text"].startswith("EPI-OBJ-3 supersedes")] == [canonical]
