@@ -53,3 +53,19 @@ def test_an_accepted_value_amendment_is_stated_under_the_record_it_amends(
         markdown, "## Limitations")
     data = Result.objects.get(run__run_id=RUN_ID).data
     assert [a["amends"] for a in data["amendments"] if a["text"].startswith("EPI-OBJ-3 supersedes")] == [canonical]
+
+
+def test_a_revision_s_run_page_links_the_final_run_it_revises(
+        corpus_run, reviewer, client, django_capture_on_commit_callbacks):
+    # Found by QA: the final run's page said "Revised by …-02", but the revision's page said nothing
+    # of the run it revises (only its warnings named the old run ID).
+    decide_everything(reviewer)
+    finalize(reviewer, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = reviewer.post(f"{API}/revise/")
+    assert response.status_code == 201, response.json()
+    successor = response.json()["run_id"]
+    client.force_login(reviewer.user)
+    page = client.get(f"/runs/{successor}/").content.decode()
+    assert f'<dt>Revises</dt><dd><a href="/runs/{RUN_ID}/">{RUN_ID}</a>' in page
+    assert "<dt>Revises</dt>" not in client.get(f"/runs/{RUN_ID}/").content.decode()
