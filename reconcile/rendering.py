@@ -626,6 +626,10 @@ def _reconciliation(data: ResultInput) -> list[str]:
     return blocks
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _decided(item: AmendmentDecision) -> str:
     """`accepted by X (reconciliation.md line 12). Rationale: …` — who and where only when known."""
     where = f"{item.member} line {item.line}" if item.member and item.line else item.member
@@ -678,7 +682,7 @@ def _verification(data: ResultInput) -> list[str]:
     if checks:
         blocks.append("Checks run:\n\n" + "\n".join(f"- {_one_line(c)}" for c in checks))
     blocks.append(
-        f"Validation findings: {v.errors} errors, {v.warnings} warnings. "
+        f"Validation findings: {_count(v.errors, 'error')}, {_count(v.warnings, 'warning')}. "
         f"Run manifest SHA-256 {v.manifest_sha256} verified against the stored member bytes."
         + (f" {_one_line(v.quotations)}" if v.quotations else "")
     )

@@ -381,6 +381,8 @@ def test_it_records_who_approved_when_and_the_validation_counts():
     deterministic = text.split("### Deterministic validation", 1)[1].split("###", 1)[0]
     assert "- ID resolution\n- route fields" in deterministic
     assert "0 errors, 3 warnings" in deterministic
+    one = render_result(make_input(verification=dataclasses.replace(make_input().verification, warnings=1)))
+    assert "Validation findings: 0 errors, 1 warning. " in one  # the dynamic-cheatsheet result said "1 warnings"
     assert MANIFEST_HASH in deterministic
 
 
