@@ -584,17 +584,23 @@ def gather_result_input(
     )
 
 
-def _amended_record(paragraph, aliases: dict[str, str]) -> str:
-    """The canonical record whose shared text a value amendment changes: the record the paragraph
-    opens with (`EPI-OBJ-3 supersedes `Part of: …` with …`, `RTE-4's description … is replaced by …`),
-    through the aliases; "" for a supersession (its mapping says it) or a paragraph opening otherwise."""
+def _amended_records(paragraph, aliases: dict[str, str]) -> tuple[str, ...]:
+    """The canonical records whose shared text a value amendment changes: those the paragraph opens
+    with (`EPI-OBJ-3 supersedes `Part of: …` with …`, `RTE-2 and RTE-3's … statements are narrowed …`),
+    through the aliases; none for a supersession (its mapping says it) or a paragraph opening otherwise."""
     if reconcile_services.superseded_pairs(paragraph.text):
-        return ""
-    opening = _OPENING_ID.match(paragraph.text)
-    return aliases.get(opening.group("id"), "") if opening else ""
+        return ()
+    opening = _OPENING_IDS.match(paragraph.text)
+    if opening is None:
+        return ()
+    found = (aliases.get(record_id) for record_id in re.findall(_ID, opening.group(0)))
+    return tuple(dict.fromkeys(c for c in found if c))
 
 
-_OPENING_ID = re.compile(r"^[\s`*]*(?P<id>(?:[A-Z]+-)?(?:CMP|OBJ|RTE|CLM|ABS|BAP)-(?:\d+|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*))\b")
+_ID = r"(?:[A-Z]+-)?(?:CMP|OBJ|RTE|CLM|ABS|BAP)-(?:\d+|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*)"
+_ONE = rf"[`*]*{_ID}[`*]*(?:'s)?"
+# The subject: one ID, or several joined by commas and "and" (`RTE-2 and RTE-3's …`).
+_OPENING_IDS = re.compile(rf"^\s*{_ONE}(?:\s*(?:,|and|,\s*and)\s+{_ONE})*(?![\w-])")
 
 
 def _amendment_entries(members: list[_Member], aliases: dict[str, str]) -> tuple[list, list]:
@@ -616,8 +622,8 @@ def _amendment_entries(members: list[_Member], aliases: dict[str, str]) -> tuple
             entry = rendering.AmendmentDecision(
                 text=paragraph.text, decision=_decision_word(row.state), rationale=row.rationale,
                 member=member.shown_name, line=paragraph.line, decided_by=row.decided_by,
-                amends=_amended_record(paragraph, aliases)
-                if paragraph.kind == AmendmentDecisionRow.Kind.AMENDMENT else "",
+                amends=_amended_records(paragraph, aliases)
+                if paragraph.kind == AmendmentDecisionRow.Kind.AMENDMENT else (),
             )
             (conflicts if paragraph.kind == AmendmentDecisionRow.Kind.UNRESOLVED_CONFLICT else amendments).append(entry)
     return amendments, conflicts

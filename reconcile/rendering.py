@@ -158,9 +158,13 @@ class AmendmentDecision:
     member: str = ""  # the member file it came from, e.g. "reconciliation.md"
     line: int = 0
     decided_by: str = ""
-    # The canonical record whose shared text an accepted value amendment changes ("" for none, for a
-    # supersession, or when the paragraph names no record of the shared set first): shown under it.
-    amends: str = ""
+    # The canonical records whose shared text an accepted value amendment changes (none for a
+    # supersession, or when the paragraph opens with no record of the shared set): shown under each.
+    amends: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        amends = (self.amends,) if isinstance(self.amends, str) else self.amends
+        object.__setattr__(self, "amends", tuple(str(a) for a in amends if a))
 
 
 @dataclass(frozen=True)
@@ -452,8 +456,9 @@ def _shared_records(data: ResultInput) -> list[str]:
         )
     amended: dict[str, list[AmendmentDecision]] = {}
     for amendment in _sorted_amendments(data):
-        if amendment.decision == "accept" and amendment.amends:
-            amended.setdefault(amendment.amends, []).append(amendment)
+        if amendment.decision == "accept":
+            for canonical_id in amendment.amends:
+                amended.setdefault(canonical_id, []).append(amendment)
     blocks = ["## Shared records"]
     for kind in KIND_ORDER:
         blocks.append(f"### {KIND_HEADINGS[kind]}")
@@ -793,4 +798,4 @@ def result_json(data: ResultInput) -> dict:
 
 def _amendment_json(item: AmendmentDecision) -> dict:
     return {"text": item.text, "decision": item.decision, "rationale": item.rationale, "member": item.member,
-            "line": item.line, "decided_by": item.decided_by, "amends": item.amends}
+            "line": item.line, "decided_by": item.decided_by, "amends": list(item.amends)}

@@ -364,7 +364,7 @@ def test_decided_amendments_render_the_same_bytes_in_any_order_and_read_back():
         assert result_json(shuffled(data, seed)) == result_json(data)
     assert result_json(data)["unresolved_conflicts"][0] == {
         "text": "A conflict carried without a recorded decision.", "decision": "carry", "rationale": "",
-        "member": "", "line": 0, "decided_by": "", "amends": ""}
+        "member": "", "line": 0, "decided_by": "", "amends": []}
     from records.parsing import parse_report
 
     again = parse_report(expected)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from reconcile.approval import _amended_records
 from reconcile.models import Result
+from records.document import Amendment
 from tests.reconcile.test_issue_scenarios import amendment_starting, finalize, section
 from tests.reconcile.test_result_api import API, RUN_ID, decide_everything, upload_corpus_run
 
@@ -52,7 +54,7 @@ def test_an_accepted_value_amendment_is_stated_under_the_record_it_amends(
     assert "- Carried amendment, not applied to the shared records: EPI-OBJ-8 supersedes" in section(
         markdown, "## Limitations")
     data = Result.objects.get(run__run_id=RUN_ID).data
-    assert [a["amends"] for a in data["amendments"] if a["text"].startswith("EPI-OBJ-3 supersedes")] == [canonical]
+    assert [a["amends"] for a in data["amendments"] if a["text"].startswith("EPI-OBJ-3 supersedes")] == [[canonical]]
 
 
 def test_a_revision_s_run_page_links_the_final_run_it_revises(
@@ -69,3 +71,19 @@ def test_a_revision_s_run_page_links_the_final_run_it_revises(
     page = client.get(f"/runs/{successor}/").content.decode()
     assert f'<dt>Revises</dt><dd><a href="/runs/{RUN_ID}/">{RUN_ID}</a>' in page
     assert "<dt>Revises</dt>" not in client.get(f"/runs/{RUN_ID}/").content.decode()
+
+
+@pytest.mark.parametrize("text, amends", [
+    ("RTE-4's description of duplicate diagnosis is replaced by …", ("RTE-4",)),
+    ("RTE-2 and RTE-3's unqualified “no TTL” statements are narrowed to …", ("RTE-2", "RTE-3")),
+    ("CMP-1's consumer description is extended to the judge of RTE-4.", ("CMP-1",)),
+    ("EPI-OBJ-3 supersedes `Part of: RT-OBJ-2` with `Part of: MEM-OBJ-1`.", ("OBJ-8",)),
+    ("EPI-OBJ-4 is superseded by MEM-OBJ-2. Both records …", ()),  # a supersession: its mapping says it
+    ("The runtime report's RTE-4 is narrowed.", ()),  # opens with no record: not placed under one
+    ("EPI-OBJ-5 supersedes `Part of: RT-OBJ-4`.", ()),  # a record without a place in the shared set
+])
+@pytest.mark.django_db(False)
+def test_a_value_amendment_amends_the_records_it_opens_with(text, amends):
+    aliases = {"RTE-2": "RTE-2", "RTE-3": "RTE-3", "RTE-4": "RTE-4", "CMP-1": "CMP-1", "EPI-OBJ-3": "OBJ-8",
+               "MEM-OBJ-2": "OBJ-6", "EPI-OBJ-4": "OBJ-6"}
+    assert _amended_records(Amendment(kind="amendment", text=text, line=1), aliases) == amends
