@@ -1,10 +1,12 @@
-"""An accepted value amendment stands beside the record it amends in Shared records (found by QA).
+"""What a reviewer met reconciling the corpus runs end to end as a new user (QA pass), each a test.
 
-The dynamic-cheatsheet run's reconciliation amends EPI-OBJ-3's `Part of: RT-OBJ-2` to
-`Part of: MEM-OBJ-1`. Before this, a reviewer who accepted the amendment signed a result whose
-Shared records still said, without a word beside it, that the record is part of RT-OBJ-2, while
-Limitations called only the carried amendments "not applied to the shared records".
-Decisions go through the API; the result is read as bytes.
+An accepted value amendment stands beside the record it amends in Shared records: the
+dynamic-cheatsheet run's reconciliation amends EPI-OBJ-3's `Part of: RT-OBJ-2` to
+`Part of: MEM-OBJ-1`; before, a reviewer who accepted it signed a result whose Shared records still
+said, without a word beside it, that the record is part of RT-OBJ-2, while Limitations called only
+the carried amendments "not applied to the shared records". A revision's page names the run it
+revises; rejecting the record an accepted `new` mapping entered is a blocker.
+Decisions go through the API and the pages; results are read as bytes.
 """
 from __future__ import annotations
 
@@ -87,3 +89,36 @@ def test_a_value_amendment_amends_the_records_it_opens_with(text, amends):
     aliases = {"RTE-2": "RTE-2", "RTE-3": "RTE-3", "RTE-4": "RTE-4", "CMP-1": "CMP-1", "EPI-OBJ-3": "OBJ-8",
                "MEM-OBJ-2": "OBJ-6", "EPI-OBJ-4": "OBJ-6"}
     assert _amended_records(Amendment(kind="amendment", text=text, line=1), aliases) == amends
+
+
+def test_rejecting_the_record_an_accepted_new_mapping_entered_blocks_approval(
+        corpus_run, reviewer, client, django_capture_on_commit_callbacks):
+    # Found by QA: with every item decided, 'Reject OBJ-7…' on EPI-OBJ-1's row (its accepted `new`
+    # record) left the run approvable with no blocker; approval then failed the run at finalization
+    # ("OBJ-7 is cited but is not a record of Shared records"). Now it is a rejected_target blocker,
+    # the approval is a 409 naming it, and the page's conflicts filter shows the row.
+    from reconcile.models import CanonicalRecord, Mapping
+    from reviews.models import Run
+
+    decide_everything(reviewer)
+    mapping = Mapping.objects.get(run__run_id=RUN_ID, source="EPI-OBJ-1", state="accepted")
+    assert mapping.relation == "new"
+    record = CanonicalRecord.objects.get(run__run_id=RUN_ID, canonical_id=mapping.target)
+    client.force_login(reviewer.user)
+    response = client.post(f"/runs/{RUN_ID}/reconcile/canonical/{record.pk}/reject/",
+                           {"rationale": "the answer candidate is not memory", "mapping": mapping.pk})
+    assert response.status_code in (200, 302)
+    record.refresh_from_db()
+    assert record.state == "rejected"
+
+    blockers = reviewer.get(f"{API}/blockers/").json()
+    assert blockers["approvable"] is False
+    assert [(b["code"], b["record"]) for b in blockers["blockers"]] == [("rejected_target", "EPI-OBJ-1")]
+    assert f"points at {mapping.target}, which was rejected (the answer candidate is not memory)" in \
+        blockers["blockers"][0]["message"]
+    with django_capture_on_commit_callbacks(execute=True):
+        refused = reviewer.post(f"{API}/approve/", {"note": "checked"}, format="json")
+    assert refused.status_code == 409
+    assert Run.objects.get(run_id=RUN_ID).status == Run.Status.IN_REVIEW
+    page = client.get(f"/runs/{RUN_ID}/reconcile/", {"member": "epistemic", "show": "conflicts"}).content.decode()
+    assert f'<article id="pair-{mapping.pk}"' in page and page.count('<article id="pair-') == 1
