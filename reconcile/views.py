@@ -171,11 +171,15 @@ class PairRow:
             side = "missing"
         decided = ""
         if m.decided_by:
-            decided = f"{m.state} by {m.decided_by}"
+            # A stale mapping keeps who decided it last; the change that made it stale was not theirs.
+            stale = m.state == Mapping.State.STALE
+            decided = f"{'decided' if stale else m.state} by {m.decided_by}"
             if m.decided_at:
                 decided += f", {format_date(template_localtime(m.decided_at), 'Y-m-d H:i')}"
             if m.rationale:
                 decided += f": “{m.rationale}”"
+            if stale:
+                decided += "; the record or its target changed since: decide again"
         is_open = m.is_open
         canonical_rejected = canonical is not None and canonical.state == CanonicalRecord.State.REJECTED
         row.update({

@@ -122,3 +122,33 @@ def test_rejecting_the_record_an_accepted_new_mapping_entered_blocks_approval(
     assert Run.objects.get(run_id=RUN_ID).status == Run.Status.IN_REVIEW
     page = client.get(f"/runs/{RUN_ID}/reconcile/", {"member": "epistemic", "show": "conflicts"}).content.decode()
     assert f'<article id="pair-{mapping.pk}"' in page and page.count('<article id="pair-') == 1
+
+
+def test_a_row_made_stale_by_a_re_upload_does_not_say_the_reviewer_made_it_stale(
+        corpus_run, reviewer, agent, client, django_capture_on_commit_callbacks):
+    # Found by QA: after an agent re-uploaded epistemic.md with EPI-OBJ-1 reworded, its accepted row
+    # read "stale by user:reviewer, <the time of the acceptance>".
+    from reconcile.models import Mapping
+    from tests.reconcile.test_result_api import CHEATSHEET, corpus_files
+
+    mapping = Mapping.objects.get(run__run_id=RUN_ID, source="EPI-OBJ-1", relation="new")
+    assert reviewer.post(f"{API}/mappings/{mapping.pk}/decision/",
+                         {"decision": "accept", "rationale": "a record of its own", "version": mapping.version},
+                         format="json").status_code == 200
+    old = "answer text returned by `advanced_generate` or a direct client generation call."
+    text = corpus_files(CHEATSHEET)["epistemic.md"].decode()
+    assert old in text
+    with django_capture_on_commit_callbacks(execute=True):
+        response = agent.post(f"{API}/members/", {"role": "epistemic", "content": text.replace(
+            old, "answer text returned by `advanced_generate`, or by a direct client generation call.")}, format="json")
+    assert response.status_code == 201, response.json()
+    mapping.refresh_from_db()
+    assert mapping.state == "stale"
+
+    client.force_login(reviewer.user)
+    page = client.get(f"/runs/{RUN_ID}/reconcile/", {"member": "epistemic"}).content.decode()
+    row = page[page.index(f'<article id="pair-{mapping.pk}"'):]
+    row = row[:row.index("</article>")]
+    assert "stale by" not in row
+    assert ("decided by token:reviewer-1, " in row
+            and ": “a record of its own”; the record or its target changed since: decide again" in row)
