@@ -689,6 +689,18 @@ def run_decision_progress(request, run_id: str):
 
 @login_required
 @require_GET
+def run_blockers(request, run_id: str):
+    """Every blocker of a run in review, on a page of its own: the run page and the reconciliation page
+    list the first few and link here for the rest (each links to its row)."""
+    run = get_object_or_404(Run, run_id=run_id)
+    check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_request(request))
+    blockers = list(run_standing(run).blockers) if run.status == Run.Status.IN_REVIEW else []
+    return render(request, "reconcile/blockers.html", {"run": run, "blockers": blockers, "blockers_more": 0,
+                                                        "blockers_total": len(blockers)})
+
+
+@login_required
+@require_GET
 def member_mappings(request, run_id: str, role: str):
     """How many mappings the member's current records have, by state, and their dispositions: the
     member page loads it (records does not import reconcile; its own count is of mapping statements)."""

@@ -152,3 +152,20 @@ def test_a_row_made_stale_by_a_re_upload_does_not_say_the_reviewer_made_it_stale
     assert "stale by" not in row
     assert ("decided by token:reviewer-1, " in row
             and ": “a record of its own”; the record or its target changed since: decide again" in row)
+
+
+def test_the_rest_of_the_blockers_are_a_page_of_the_app_not_the_api(corpus_run, reviewer, client):
+    # Found by QA: "… and 11 more (all 23)" under the approval panel linked to GET /api/…/blockers/,
+    # DRF's browsable JSON, where the blockers' links cannot be followed.
+    client.force_login(reviewer.user)
+    total = len(reviewer.get(f"{API}/blockers/").json()["blockers"])
+    assert total > 12
+    for panel in (client.get(f"/runs/{RUN_ID}/approve/"), client.get(f"/runs/{RUN_ID}/reconcile/")):
+        text = panel.content.decode()
+        assert f'<a href="/runs/{RUN_ID}/reconcile/blockers/">all {total}</a>' in text
+        assert f"/api/runs/{RUN_ID}/blockers/" not in text
+    page = client.get(f"/runs/{RUN_ID}/reconcile/blockers/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert text.count("<li data-code=") == total and "more (" not in text
+    assert f'href="/runs/{RUN_ID}/reconcile/?member=epistemic#pair-' in text
