@@ -49,7 +49,8 @@ from .word_diffs import stored_diffs
 from .forms import AmendmentDecisionForm, BulkAcceptForm, DecisionForm, PageFilterForm, ProposeForm, RejectCanonicalForm
 from .models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, Mapping
 
-STALE_MESSAGE = "Another reviewer changed this item; here is its current state."
+STALE_MESSAGE = ("This item changed since the page showed it (another decision, or a new member version); "
+                 "here is its current state.")
 # The picker entry for mappings whose source is not a record of a current member version.
 STATEMENTS = "statements"
 # The page filters a decision form carries back to the page it came from.
