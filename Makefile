@@ -19,6 +19,7 @@ install: $(VENV)/.installed
 # The app with the demo runs. With DATABASE_URL/REDIS_URL set: PostgreSQL, Redis and a
 # worker process; without: SQLite under var/ and tasks run in process.
 run: install
+	DEBUG=$${DEBUG:-1} $(PY) manage.py ensure_database
 	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
 	DEBUG=$${DEBUG:-1} $(PY) manage.py load_demo
 	DEBUG=$${DEBUG:-1} PORT=$(PORT) $(PY) manage.py serve_demo

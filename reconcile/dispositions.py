@@ -291,9 +291,13 @@ def standing(facts: RunFacts) -> Standing:
                         f"{_phrase(m.relation, m.target)} is still {m.state}: reject it as the alternative that lost",
                         mapping_link(run_id, d.member, m.pk), m.pk, f"mapping:{m.pk}"))
         for m in accepted:
-            if m.relation in ("new", "no-counterpart"):
+            if m.relation == "no-counterpart":
                 continue
             target = canonical.get(m.target)
+            if m.relation == "new" and (target is None or target.state != REJECTED_STATE):
+                # The record the acceptance entered; only its later rejection contradicts the mapping
+                # (the result would cite a canonical ID its Shared records leave out).
+                continue
             if target is None:
                 blockers.append(Blocker(UNKNOWN_TARGET, d.record,
                                         f"accepted mapping {d.record} {_phrase(m.relation, m.target)}: "

@@ -158,6 +158,13 @@ class AmendmentDecision:
     member: str = ""  # the member file it came from, e.g. "reconciliation.md"
     line: int = 0
     decided_by: str = ""
+    # The canonical records whose shared text an accepted value amendment changes (none for a
+    # supersession, or when the paragraph opens with no record of the shared set): shown under each.
+    amends: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        amends = (self.amends,) if isinstance(self.amends, str) else self.amends
+        object.__setattr__(self, "amends", tuple(str(a) for a in amends if a))
 
 
 @dataclass(frozen=True)
@@ -447,6 +454,11 @@ def _shared_records(data: ResultInput) -> list[str]:
         raise ValueError(
             "canonical records of unknown kind: " + ", ".join(r.canonical_id for r in unknown)
         )
+    amended: dict[str, list[AmendmentDecision]] = {}
+    for amendment in _sorted_amendments(data):
+        if amendment.decision == "accept":
+            for canonical_id in amendment.amends:
+                amended.setdefault(canonical_id, []).append(amendment)
     blocks = ["## Shared records"]
     for kind in KIND_ORDER:
         blocks.append(f"### {KIND_HEADINGS[kind]}")
@@ -462,6 +474,14 @@ def _shared_records(data: ResultInput) -> list[str]:
                 blocks.append(f"##### Annotation by {annotation.member} on {annotation.target}")
                 if annotation.text.strip():
                     blocks.append(_block(annotation.text))
+            # The record's text above is carried verbatim; an accepted amendment of it stands beside
+            # it, so Shared records never state a value the reconciliation replaced without saying so.
+            for amendment in amended.get(record.canonical_id, ()):
+                where = f" ({amendment.member} line {amendment.line})" if amendment.member and amendment.line else ""
+                who = f" by {amendment.decided_by}" if amendment.decided_by else ""
+                blocks.append(f"##### Accepted amendment{where}")
+                blocks.append(f"Accepted{who}; where it differs from the text above, it replaces it: "
+                              f"{_block(amendment.text)}")
     return blocks
 
 
@@ -611,6 +631,10 @@ def _reconciliation(data: ResultInput) -> list[str]:
     return blocks
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _decided(item: AmendmentDecision) -> str:
     """`accepted by X (reconciliation.md line 12). Rationale: …` — who and where only when known."""
     where = f"{item.member} line {item.line}" if item.member and item.line else item.member
@@ -663,7 +687,7 @@ def _verification(data: ResultInput) -> list[str]:
     if checks:
         blocks.append("Checks run:\n\n" + "\n".join(f"- {_one_line(c)}" for c in checks))
     blocks.append(
-        f"Validation findings: {v.errors} errors, {v.warnings} warnings. "
+        f"Validation findings: {_count(v.errors, 'error')}, {_count(v.warnings, 'warning')}. "
         f"Run manifest SHA-256 {v.manifest_sha256} verified against the stored member bytes."
         + (f" {_one_line(v.quotations)}" if v.quotations else "")
     )
@@ -774,4 +798,4 @@ def result_json(data: ResultInput) -> dict:
 
 def _amendment_json(item: AmendmentDecision) -> dict:
     return {"text": item.text, "decision": item.decision, "rationale": item.rationale, "member": item.member,
-            "line": item.line, "decided_by": item.decided_by}
+            "line": item.line, "decided_by": item.decided_by, "amends": list(item.amends)}

@@ -3,7 +3,8 @@
 Pure: Markdown text in, (HTML, contents) out. Only the page changes; the
 result's stored bytes and their SHA-256 are untouched. Each heading gets an
 `id` ("sec-" + a slug of its text, numbered when repeated) and the contents
-list the headings of levels 1-3 in order, each with its level, text and anchor.
+list the headings of levels 1-3 in order, each with its level, text and anchor, leaving out
+headings nested in a quotation or a list.
 """
 from __future__ import annotations
 
@@ -49,7 +50,9 @@ def render_with_contents(markdown: str) -> tuple[str, list[Heading]]:
         anchor = base if used[base] == 1 else f"{base}-{used[base]}"
         token.attrSet("id", anchor)
         level = int(token.tag[1])
-        if level <= TOC_LEVELS:
+        # A heading inside a quotation or a list (`> # a code comment` quoted from the source) is
+        # part of what is quoted, not a section of the result: it keeps its anchor but is not listed.
+        if level <= TOC_LEVELS and token.level == 0:
             contents.append(Heading(level=level, text=text, anchor=anchor))
     html = _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {})
     return nh3.clean(html, attributes=_ATTRIBUTES), contents

@@ -49,7 +49,8 @@ from .word_diffs import stored_diffs
 from .forms import AmendmentDecisionForm, BulkAcceptForm, DecisionForm, PageFilterForm, ProposeForm, RejectCanonicalForm
 from .models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, Mapping
 
-STALE_MESSAGE = "Another reviewer changed this item; here is its current state."
+STALE_MESSAGE = ("This item changed since the page showed it (another decision, or a new member version); "
+                 "here is its current state.")
 # The picker entry for mappings whose source is not a record of a current member version.
 STATEMENTS = "statements"
 # The page filters a decision form carries back to the page it came from.
@@ -171,11 +172,15 @@ class PairRow:
             side = "missing"
         decided = ""
         if m.decided_by:
-            decided = f"{m.state} by {m.decided_by}"
+            # A stale mapping keeps who decided it last; the change that made it stale was not theirs.
+            stale = m.state == Mapping.State.STALE
+            decided = f"{'decided' if stale else m.state} by {m.decided_by}"
             if m.decided_at:
                 decided += f", {format_date(template_localtime(m.decided_at), 'Y-m-d H:i')}"
             if m.rationale:
                 decided += f": “{m.rationale}”"
+            if stale:
+                decided += "; the record or its target changed since: decide again"
         is_open = m.is_open
         canonical_rejected = canonical is not None and canonical.state == CanonicalRecord.State.REJECTED
         row.update({
@@ -681,6 +686,18 @@ def run_decision_progress(request, run_id: str):
     run = get_object_or_404(Run, run_id=run_id)
     check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_request(request))
     return render(request, "reconcile/_decision_progress.html", {"run": run, "p": _progress_by_run([run.pk])[run.pk]})
+
+
+@login_required
+@require_GET
+def run_blockers(request, run_id: str):
+    """Every blocker of a run in review, on a page of its own: the run page and the reconciliation page
+    list the first few and link here for the rest (each links to its row)."""
+    run = get_object_or_404(Run, run_id=run_id)
+    check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_request(request))
+    blockers = list(run_standing(run).blockers) if run.status == Run.Status.IN_REVIEW else []
+    return render(request, "reconcile/blockers.html", {"run": run, "blockers": blockers, "blockers_more": 0,
+                                                        "blockers_total": len(blockers)})
 
 
 @login_required

@@ -29,4 +29,6 @@ def refuse_incoherent(run: Run, item: str) -> None:
 
     found = [b for b in run_standing(run).blockers if b.item == item and b.code in dispositions.CONFLICT_CODES]
     if found:
-        raise IncoherentDecision("; ".join(dict.fromkeys(b.message for b in found)), found)
+        # The blockers' messages describe the state the acceptance would have made: say it was not made.
+        raise IncoherentDecision("Not accepted, it would contradict another decision: "
+                                 + "; ".join(dict.fromkeys(b.message for b in found)), found)

@@ -126,7 +126,7 @@ def test_a_reviewer_decides_with_keyboard_and_mouse_without_reloading(live_serve
                             actor=OTHER_REVIEWER, expected_version=mapping.version)
     stale_row.locator('button[data-decision="accept"]').click()
     page.wait_for_selector(f"#{stale_id} .row-message.stale")
-    assert "Another reviewer changed this item; here is its current state" in page.locator(f"#{stale_id}").inner_text()
+    assert "This item changed since the page showed it" in page.locator(f"#{stale_id}").inner_text()
     assert page.locator(f"#{stale_id} .status-rejected").count() == 1
     mapping.refresh_from_db()
     assert mapping.state == "rejected" and mapping.decided_by == "user:reviewer-2"

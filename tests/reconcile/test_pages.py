@@ -219,7 +219,7 @@ def test_it_answers_a_stale_version_with_409_and_the_current_state(client, revie
                            HTTP_HX_REQUEST="true")
     body = response.content.decode()
     assert response.status_code == 409
-    assert "Another reviewer changed this item; here is its current state" in body
+    assert "This item changed since the page showed it" in body
     assert "status-rejected" in body and "user:reviewer-2" in body and "not the same" in body
     assert f'name="version" value="{mapping.version + 1}"' in body
 
@@ -231,7 +231,7 @@ def test_it_tells_a_plain_post_about_a_stale_version(client, reviewer, small_run
     client.force_login(reviewer.user)
     response = client.post(decide_url(small_run, mapping), {"decision": "reject", "version": mapping.version,
                                                             "rationale": "no"}, follow=True)
-    assert "Another reviewer changed this item" in response.content.decode()
+    assert "This item changed since the page showed it" in response.content.decode()
     mapping.refresh_from_db()
     assert mapping.state == "accepted"
 
@@ -339,7 +339,7 @@ def test_it_answers_a_stale_issue_decision_with_409(client, reviewer, small_run)
     client.force_login(reviewer.user)
     response = client.post(issue_url(small_run, decision), {"decision": "accept", "version": decision.version},
                            HTTP_HX_REQUEST="true")
-    assert response.status_code == 409 and "Another reviewer changed this item" in response.content.decode()
+    assert response.status_code == 409 and "This item changed since the page showed it" in response.content.decode()
 
 
 def test_it_bulk_accepts_suggestions_scoring_above_the_threshold(client, reviewer, small_run):
@@ -723,7 +723,7 @@ def test_it_answers_a_stale_amendment_decision_with_409_and_the_current_state(cl
     response = client.post(amendment_url(run, items["value"]), {"decision": "accept", "version": 1},
                            HTTP_HX_REQUEST="true")
     body = response.content.decode()
-    assert response.status_code == 409 and "Another reviewer changed this item" in body
+    assert response.status_code == 409 and "This item changed since the page showed it" in body
     assert "status-rejected" in body and "not in the code" in body and 'name="version" value="2"' in body
 
 

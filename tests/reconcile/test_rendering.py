@@ -364,7 +364,7 @@ def test_decided_amendments_render_the_same_bytes_in_any_order_and_read_back():
         assert result_json(shuffled(data, seed)) == result_json(data)
     assert result_json(data)["unresolved_conflicts"][0] == {
         "text": "A conflict carried without a recorded decision.", "decision": "carry", "rationale": "",
-        "member": "", "line": 0, "decided_by": ""}
+        "member": "", "line": 0, "decided_by": "", "amends": []}
     from records.parsing import parse_report
 
     again = parse_report(expected)
@@ -381,6 +381,8 @@ def test_it_records_who_approved_when_and_the_validation_counts():
     deterministic = text.split("### Deterministic validation", 1)[1].split("###", 1)[0]
     assert "- ID resolution\n- route fields" in deterministic
     assert "0 errors, 3 warnings" in deterministic
+    one = render_result(make_input(verification=dataclasses.replace(make_input().verification, warnings=1)))
+    assert "Validation findings: 0 errors, 1 warning. " in one  # the dynamic-cheatsheet result said "1 warnings"
     assert MANIFEST_HASH in deterministic
 
 
@@ -496,3 +498,22 @@ def test_it_renders_the_seed_result_so_that_validation_finds_no_errors():
         validation.RunFacts(data.run_id, data.reviewed_boundary),
     )
     assert [f for f in findings if f.severity == "error"] == []
+
+
+def test_an_accepted_amendment_stands_under_the_record_it_amends_and_declares_nothing_more():
+    from records.parsing import parse_report
+
+    accepted = AmendmentDecision("RTE-6's format step is replaced by a budgeted one.", "accept", "Matches the code.",
+                                 "reconciliation.md", 26, "rita", amends="RTE-6")
+    carried = AmendmentDecision("RTE-10's order stays open.", "carry", "Unsettled.", "reconciliation.md", 28, "rita",
+                                amends="RTE-10")
+    text = render_result(make_input(amendments=[accepted, carried]))
+    shared = text.split("## Shared records", 1)[1].split("\n## ", 1)[0]
+    rte_6 = shared.split("#### RTE-6 — ", 1)[1].split("\n#### ", 1)[0]
+    assert ("\n##### Accepted amendment (reconciliation.md line 26)\n\nAccepted by rita; where it differs from the "
+            "text above, it replaces it: RTE-6's format step is replaced by a budgeted one.\n") in rte_6
+    assert "RTE-10's order" not in shared  # carried: not applied, stated in Limitations only
+    again = parse_report(text)
+    assert sorted(d.record_id for d in again.declarations) == sorted(
+        d.record_id for d in parse_report(render_result(make_input())).declarations)
+    assert sorted(a.text for a in again.amendments if a.kind == "amendment") == sorted([accepted.text, carried.text])

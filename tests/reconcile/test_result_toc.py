@@ -58,3 +58,17 @@ def test_anchors_are_unique_and_every_contents_entry_points_at_a_heading(items):
     anchors = [anchor for _level, anchor in reader.headings]
     assert [h.anchor for h in contents] == [a for level, a in reader.headings if level <= 3]
     assert set(h.anchor for h in contents) <= set(anchors)
+
+
+def test_a_heading_inside_a_quotation_is_not_listed_as_a_section():
+    # The dynamic-cheatsheet memory report quotes README code whose first line is a `#` comment:
+    # Markdown reads `> # Pass …` as a heading inside the quotation; the contents listed it as a
+    # top-level section of the result, twice.
+    markdown = ("# Result\n\n## Memory report\n\nThe README shows it:\n\n"
+                "> # Pass the updated cheatsheet to the next query\n> next = model.generate()\n"
+                "> --- `README.md:113-117` @ `abc`\n\n- # a heading in a list item\n\n### Core ideas\n")
+    html, contents = render_with_contents(markdown)
+    assert [h.text for h in contents] == ["Result", "Memory report", "Core ideas"]
+    assert [anchor for _level, anchor in parsed(html).headings] == [
+        "sec-result", "sec-memory-report", "sec-pass-the-updated-cheatsheet-to-the-next-query",
+        "sec-a-heading-in-a-list-item", "sec-core-ideas"]

@@ -42,3 +42,21 @@ def test_load_demo_names_the_demo_runs_that_cannot_be_approved_and_why(monkeypat
     again = io.StringIO()
     call_command("load_demo", stdout=again)  # idempotent, and it says so again
     assert "AAS-2026-09-27-ace-01: cannot be approved" in again.getvalue()
+
+
+@pytest.mark.django_db
+def test_load_demo_says_a_signed_off_run_is_past_approving(monkeypatch):
+    # Found by QA: after the dynamic-cheatsheet run was final, a repeated `make run` still printed
+    # "no validation errors (1 warning); approvable once its mappings and issues are decided".
+    from reviews.models import Run
+
+    monkeypatch.setenv("SHARED_DIR", str(SHARED))
+    call_command("load_demo", stdout=io.StringIO())
+    Run.objects.filter(run_id="AAS-2026-10-02-dynamic-cheatsheet-01").update(status=Run.Status.FINAL)
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    lines = {line.split(":", 1)[0]: line for line in out.getvalue().splitlines() if line.startswith("AAS-")}
+    assert lines["AAS-2026-10-02-dynamic-cheatsheet-01"] == (
+        "AAS-2026-10-02-dynamic-cheatsheet-01: final, nothing left to approve; closed, Revise on its page starts "
+        "the next run")
+    assert "approvable once" in lines["AAS-2026-10-02-instinctual-memory-02"]

@@ -59,7 +59,12 @@ class Command(BaseCommand):
             self.say_whether_approvable(run)
 
     def say_whether_approvable(self, run: Run) -> None:
-        """Validate the run's current members here (the worker may not have run yet) and say what blocks it."""
+        """Validate the run's current members here (the worker may not have run yet) and say what blocks it.
+        A run already signed off (a repeated `make run` after an approval) is past approving: say so."""
+        if run.status in (Run.Status.APPROVED, Run.Status.FINALIZING, Run.Status.FINAL):
+            closed = "; closed, Revise on its page starts the next run" if run.status == Run.Status.FINAL else ""
+            self.stdout.write(f"{run.run_id}: {run.get_status_display().lower()}, nothing left to approve{closed}")
+            return
         versions = sorted(current_versions(run), key=lambda v: v.member.role)
         members = [MemberInput(v.member.role, v.member.role, parse_report(bytes(v.content).decode("utf-8", "replace")))
                    for v in versions]
@@ -67,7 +72,8 @@ class Command(BaseCommand):
         errors = sum(1 for f in findings if f.severity == "error")
         warnings = len(findings) - errors
         if not errors:
-            self.stdout.write(f"{run.run_id}: no validation errors ({warnings} warning{'s' if warnings != 1 else ''}); "
+            self.stdout.write(f"{run.run_id}: no validation errors ({warnings} warning{'s' if warnings != 1 else ''} "
+                              "before the quotation check); "
                               "approvable once its mappings and issues are decided")
             return
         reasons = "; ".join(blocking_reasons(findings, roles=[v.member.role for v in versions]))
