@@ -357,7 +357,7 @@ def _verified_members(run: Run, approval: Approval) -> list[_Member]:
                 f"recorded SHA-256 {version.sha256}, stored bytes hash to {actual}"
             )
         try:
-            text = data.decode("utf-8")
+            data.decode("utf-8")  # a result is rendered only from text
         except UnicodeDecodeError as exc:
             raise FinalizationRefused(f"{member_name(version)} is not UTF-8 text ({exc})") from None
         # The parse of exactly these bytes (hashed just above), kept by the parse task when this process ran it.

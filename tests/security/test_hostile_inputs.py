@@ -6,7 +6,6 @@ pipeline (upload, parse, validate, sync) and then every page and API view that s
 from __future__ import annotations
 
 import io
-import json
 import tarfile
 import zipfile
 
