@@ -379,13 +379,17 @@ def _render(run: Run, approval: Approval) -> tuple[str, dict]:
     mappings = list(Mapping.objects.filter(run=run).order_by("source", "id"))
     active_ids = [c.canonical_id for c in canonical if c.state == CanonicalRecord.State.ACTIVE]
     accepted = [m for m in mappings if m.state == Mapping.State.ACCEPTED]
+    inputs = [MemberInput(name=m.name, role=m.role, report=m.report) for m in members]
     findings = validate_set(
-        [MemberInput(name=m.name, role=m.role, report=m.report) for m in members],
+        inputs,
         RunFacts(run_id=run.run_id, reviewed_boundary=run.reviewed_boundary,
                  revises=run.revised_run_ids()),
         canonical_ids=active_ids,
         extra_mappings=[(m.source, m.relation, m.target) for m in accepted],
     )
+    # The quotations of the re-hashed bytes, checked again against the stored snapshot: the result's
+    # counts are the run page's, and a quotation that no longer holds refuses the result.
+    findings = snapshots.recheck_quotations(run=run, inputs=inputs, found=findings)
     errors = [f for f in findings if f.severity == ERROR]
     if errors:
         first = "; ".join(f"{f.code} in {f.member or 'the set'}: {f.message}" for f in errors[:3])

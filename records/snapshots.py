@@ -253,21 +253,34 @@ def check_quotations(
     return quotes.merge_findings(found, quote_findings)
 
 
-def _check(*, run: Run, versions: Sequence[MemberVersion], inputs: Sequence[MemberInput],
-           actor: Actor) -> list[Finding]:
+def _results(run: Run, inputs: Sequence[MemberInput]):
+    """(snapshot, each member's check results, the findings) of `inputs` against the current snapshot; no writes."""
     snapshot = current_snapshot(run)
-    reports = [member.report for member in inputs]
-    citations = [quotes.citations_of(report) for report in reports]
+    citations = [quotes.citations_of(member.report) for member in inputs]
     files = None
     if snapshot is not None:
         files = _snapshot_files(snapshot, {c.path for cited in citations for c in cited})
     current = quotes.is_current_form(inputs, _report_generation)
-    rows: list[QuotationCheck] = []
-    quote_findings: list[Finding] = []
-    for version, member, cited in zip(versions, inputs, citations):
+    per_member, quote_findings = [], []
+    for member, cited in zip(inputs, citations):
         results = [quotes.check_citation(c, files, run_commit=run.reviewed_boundary) for c in cited]
-        rows += _rows(run, version, snapshot, results)
+        per_member.append(results)
         quote_findings += quotes.findings_for(member.name, results, current=current[member.name])
+    return snapshot, per_member, quote_findings
+
+
+def recheck_quotations(*, run: Run, inputs: Sequence[MemberInput], found: Sequence[Finding]) -> list[Finding]:
+    """`found` with the quotation findings of `inputs` checked afresh against the stored snapshot, writing
+    nothing: finalization re-verifies the quotations of the bytes it has just re-hashed."""
+    return quotes.merge_findings(found, _results(run, inputs)[2])
+
+
+def _check(*, run: Run, versions: Sequence[MemberVersion], inputs: Sequence[MemberInput],
+           actor: Actor) -> list[Finding]:
+    snapshot, per_member, quote_findings = _results(run, inputs)
+    rows: list[QuotationCheck] = []
+    for version, results in zip(versions, per_member):
+        rows += _rows(run, version, snapshot, results)
     existing = QuotationCheck.objects.filter(run=run)
     if _signature(existing) != _signature(rows):
         existing.delete()

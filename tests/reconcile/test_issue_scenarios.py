@@ -308,3 +308,17 @@ def test_a_decision_redraws_out_of_band_the_rows_of_its_record_that_it_changed(c
     assert 'hx-swap-oob="true"' in other.split(">", 1)[0]
     assert "Alternative not taken: EPI-OBJ-3 part-of OBJ-2 (accepted)." in other
     assert '<section id="blockers" class="blockers-panel" aria-live="polite" hx-swap-oob="true">' in body
+
+
+def test_the_results_finding_counts_are_the_run_pages_quotation_warnings_included(final, reviewer):
+    """Finalization re-checks the quotations of the bytes it re-hashed, so the signed counts are the ones the
+    run page and the validation endpoint show (they once left out the quote-unverified warnings: 1 against 4)."""
+    counts = reviewer.get(f"{API}/validation/").json()["counts"]
+    quote_warnings = [f for f in reviewer.get(f"{API}/validation/").json()["findings"]
+                      if f["code"] == "quote-unverified"]
+    assert quote_warnings, "the corpus run has quotations and no snapshot"
+    markdown = Result.objects.get(run=final).markdown
+    errors, warnings = counts["errors"], counts["warnings"]
+    expected = (f"Validation findings: {errors} error{'s' if errors != 1 else ''}, "
+                f"{warnings} warning{'s' if warnings != 1 else ''}.")
+    assert expected in markdown
