@@ -512,6 +512,8 @@ def relation_phrase(source: str, relation: str, target: str) -> str:
     Y's record), so it reads from the target's side: "X is superseded by Y", never "X supersedes Y"."""
     if relation == "supersedes":
         return f"{source} is superseded by {target or '∅'}"
+    if relation == "new" and not target:
+        return f"{source} as a new record"  # the number is allocated on acceptance; a rejected one got none
     return f"{source} {relation} {target or '∅'}"
 
 

@@ -290,6 +290,6 @@ def test_the_issue_scenarios_played_as_moves_end_coherent(run_factory):
     assert assert_coherent_or_blocked(run) == "final"
     markdown = run.result.markdown
     assert "| EPI-OBJ-3 | part-of | OBJ-2 | EPI-OBJ-3 part of OBJ-2 |" in markdown
-    assert "- EPI-OBJ-3 new ∅: rejected in favour of the accepted EPI-OBJ-3 part of OBJ-2.\n" in markdown
+    assert "- EPI-OBJ-3 as a new record: rejected in favour of the accepted EPI-OBJ-3 part of OBJ-2.\n" in markdown
     assert without_place(markdown) == {"EPI-OBJ-2"}
     assert IssueDecision.objects.filter(run=run).exists() and IntegrationIssue.objects.filter(run=run).exists()

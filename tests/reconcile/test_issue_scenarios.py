@@ -65,7 +65,7 @@ def test_a_part_of_with_its_new_suggestion_rejected_is_stated_with_its_relation_
 
     assert "| EPI-OBJ-3 | part-of | OBJ-2 | EPI-OBJ-3 part of OBJ-2 |\n" in markdown
     assert "| EPI-OBJ-3 | epistemic | mapped | part-of | OBJ-2 | a part of the examples |\n" in markdown
-    assert ("- EPI-OBJ-3 new ∅: rejected in favour of the accepted EPI-OBJ-3 part of OBJ-2.\n"
+    assert ("- EPI-OBJ-3 as a new record: rejected in favour of the accepted EPI-OBJ-3 part of OBJ-2.\n"
             "  Rationale: not a new record\n") in markdown
     assert "EPI-OBJ-3" not in section(markdown, "## Limitations").split("Carried amendment")[0]
     assert "EPI-OBJ-3 → OBJ-2" not in markdown

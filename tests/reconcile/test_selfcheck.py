@@ -28,7 +28,7 @@ def test_a_coherent_result_passes_and_reads_back_what_it_says():
     read = read_result(text)
     assert set(read.mappings) == ACCEPTED
     assert read.no_place == {"MEM-OBJ-3"}
-    assert "- MEM-CMP-2 new ∅: rejected in favour of the accepted MEM-CMP-2 part of CMP-1.\n" in text
+    assert "- MEM-CMP-2 as a new record: rejected in favour of the accepted MEM-CMP-2 part of CMP-1.\n" in text
     assert "- MEM-OBJ-3 has no place in the shared set (memory report): every mapping of it was rejected" in text
 
 
