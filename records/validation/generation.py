@@ -1,0 +1,46 @@
+"""Which generation a member is written in (read from its own IDs, then its front matter `type`),
+and each finding held to the severity that generation gives it (records.generations).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterable, Mapping
+
+from records import generations, ids
+from records.document import ParsedReport
+
+from .findings import Finding
+from .reading import _front, is_record_id
+
+
+def _report_generation(report: ParsedReport) -> str:
+    """A generation of `records.ids` read from the member's own IDs (declarations,
+    else annotations, else references), then its front matter `type`; "" when
+    neither tells."""
+    shapes = [d.record_id for d in report.declarations if is_record_id(d.record_id)]
+    if not shapes:
+        shapes = [a.target for a in report.annotations if is_record_id(a.target)]
+    if not shapes:
+        shapes = [r.record_id for r in report.references if is_record_id(r.record_id)]
+    if shapes:
+        return ids.generation_of(shapes)
+    doc_type = report.doc_type or str(_front(report).get("type", ""))
+    if doc_type.startswith("agentic-system-analyses/"):
+        return ids.GENERATION_SLUG
+    if doc_type.startswith("agentic-systems/"):
+        return ids.GENERATION_PREFIXED
+    return ""
+
+
+def _held_to_generation(findings: Iterable[Finding], current_by_member: Mapping[str, bool]) -> list[Finding]:
+    """Each finding at the severity its member's generation holds it to (records.generations);
+    a rule the member's generation did not have is dropped. Findings about no member stay."""
+    kept = []
+    for finding in findings:
+        if finding.member not in current_by_member:
+            kept.append(finding)
+            continue
+        severity = generations.held_to(finding.code, current=current_by_member[finding.member], severity=finding.severity)
+        if severity is not None:
+            kept.append(finding if severity == finding.severity else dataclasses.replace(finding, severity=severity))
+    return kept

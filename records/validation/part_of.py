@@ -1,0 +1,111 @@
+"""The "Part of:" lines: their form inside a declaration, and (across the set) that each names a
+record the run declares.
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from records.document import ParsedReport
+
+from .findings import ERROR, Finding, MemberInput, _Collector, _severity
+from .reading import _prose_lines, _strip_ticks, is_record_id
+from .references import _Suggestions
+
+_PART_OF_RE = re.compile(r"Part of\s*:", re.IGNORECASE)
+_PART_OF_LINE_RE = re.compile(r"^(?:[-•*] )?Part of:(.*)$")
+
+
+def _part_of_lines(report: ParsedReport) -> list[tuple[int, str]]:
+    return [(number, line) for number, line in _prose_lines(report) if _PART_OF_RE.search(line)]
+
+
+def _part_of_value(match: re.Match) -> str:
+    """The ID a `_PART_OF_LINE_RE` match names, without trailing period or backticks."""
+    return _strip_ticks(match.group(1).strip().rstrip("."))
+
+
+def _check_part_of(out: _Collector, report: ParsedReport, current: bool) -> None:
+    severity = _severity(current)
+    lines = _part_of_lines(report)
+    for decl in report.declarations:
+        seen: list[tuple[int, str]] = []
+        for number, line in lines:
+            if not decl.line_start <= number <= decl.line_end:
+                continue
+            match = _PART_OF_LINE_RE.match(line)
+            if not match:
+                out.add(
+                    "part-of-misplaced",
+                    severity,
+                    "\"Part of:\" must stand on its own unindented line inside the declaration (`Part of: RT-OBJ-2`).",
+                    record_id=decl.record_id,
+                    line=number,
+                )
+                continue
+            value = _part_of_value(match)
+            seen.append((number, value))
+            if not is_record_id(value):
+                out.add(
+                    "part-of-not-one-id",
+                    severity,
+                    f"\"Part of: {match.group(1).strip()}\" must name exactly one full record ID and nothing else.",
+                    record_id=decl.record_id,
+                    line=number,
+                )
+            elif value == decl.record_id:
+                out.add(
+                    "part-of-self",
+                    severity,
+                    f"{decl.record_id} says it is part of itself; name the containing record instead.",
+                    record_id=decl.record_id,
+                    line=number,
+                )
+        if len(seen) > 1:
+            out.add(
+                "part-of-repeated",
+                severity,
+                f"{decl.record_id} has {len(seen)} \"Part of:\" lines; a record is part of at most one other record.",
+                record_id=decl.record_id,
+                line=seen[1][0],
+            )
+    if not current:
+        return
+    for number, line in lines:
+        if not _PART_OF_LINE_RE.match(line):
+            continue
+        if any(d.line_start <= number <= d.line_end for d in report.declarations):
+            continue
+        out.add(
+            "part-of-outside-declaration",
+            ERROR,
+            "\"Part of:\" stands outside any declaration; move it under the `#### ID — Label` heading of the record it belongs to.",
+            line=number,
+        )
+
+
+def _part_of_resolution(members: Sequence[MemberInput], resolvable: set[str]) -> list[Finding]:
+    suggest = _Suggestions(resolvable)
+    findings = []
+    for m in members:
+        lines = _part_of_lines(m.report)
+        for decl in m.report.declarations:
+            for number, line in lines:
+                if not decl.line_start <= number <= decl.line_end:
+                    continue
+                match = _PART_OF_LINE_RE.match(line)
+                if not match:
+                    continue
+                value = _part_of_value(match)
+                if is_record_id(value) and value != decl.record_id and value not in resolvable:
+                    findings.append(
+                        Finding(
+                            "part-of-unresolved",
+                            ERROR,
+                            m.name,
+                            decl.record_id,
+                            number,
+                            f"{decl.record_id} is part of {value}, which no member of this run declares.{suggest(value)}",
+                        )
+                    )
+    return findings

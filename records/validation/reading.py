@@ -1,0 +1,120 @@
+"""Small readers over a `ParsedReport` shared by the checks: the ID grammar (records.ids is the one
+statement of it), titles, backticks, the front matter, and the prose lines outside quotations,
+fences and the front matter.
+"""
+from __future__ import annotations
+
+import re
+import threading
+
+from records import ids
+from records.document import ParsedReport
+
+# ID grammar: records.ids is the one statement of it.
+
+
+def is_record_id(value: str) -> bool:
+    return ids.is_record_id(value)
+
+
+def is_source_id(value: str) -> bool:
+    return ids.is_source_id(value)
+
+
+def _split_id(record_id: str) -> tuple[str, str, str]:
+    """(prefix, kind, name) of a well-formed record ID; ("", "", "") otherwise."""
+    parsed = ids.parse_id(record_id)
+    if parsed is None or parsed[1] == ids.SOURCE_KIND:
+        return "", "", ""
+    return parsed
+
+
+def _ids_in(text: str) -> list[str]:
+    return [m.record_id for m in ids.find_ids(text) if is_record_id(m.record_id)]
+
+
+# A full record ID inside a sentence pattern (no source IDs).
+_ID_PATTERN = r"(?<![A-Za-z0-9_\-])" + ids.RECORD_ID_RE.pattern.replace("?P<prefix>", "?:").replace(
+    "?P<kind>", "?:"
+).replace("?P<tail>", "?:") + r"(?![A-Za-z0-9_])"
+
+
+# Small readers over a ParsedReport
+
+
+def _norm_title(title: str) -> str:
+    title = title.strip().strip("#").strip()
+    title = re.sub(r"^\d+\.\s*", "", title)
+    return re.sub(r"\s+", " ", title.rstrip(":. ")).lower()
+
+
+def _strip_ticks(value: str) -> str:
+    value = value.strip()
+    while len(value) >= 2 and value[0] == "`" and value[-1] == "`":
+        value = value[1:-1].strip()
+    return value
+
+
+# The last reports' excluded and prose lines, by identity: validation asks several times per report. A parsed
+# report is frozen data, so what was computed for it stays true; the entry holds the report, so its id is not reused.
+_LINES_MEMO: dict[int, tuple[ParsedReport, frozenset[int], tuple[tuple[int, str], ...]]] = {}
+_LINES_MEMO_SIZE = 16
+_LINES_MEMO_LOCK = threading.Lock()
+
+
+def _lines_of(report: ParsedReport) -> tuple[frozenset[int], tuple[tuple[int, str], ...]]:
+    entry = _LINES_MEMO.get(id(report))
+    if entry is None or entry[0] is not report:
+        excluded = frozenset(_compute_excluded_lines(report))
+        prose = tuple((number, line) for number, line in enumerate(report.text.splitlines(), start=1)
+                      if number not in excluded)
+        entry = (report, excluded, prose)
+        with _LINES_MEMO_LOCK:
+            while len(_LINES_MEMO) >= _LINES_MEMO_SIZE:
+                _LINES_MEMO.pop(next(iter(_LINES_MEMO)))
+            _LINES_MEMO[id(report)] = entry
+    return entry[1], entry[2]
+
+
+def _excluded_lines(report: ParsedReport) -> frozenset[int]:
+    """Lines inside quotations, fences and the front matter: never scanned for prose rules."""
+    return _lines_of(report)[0]
+
+
+def _compute_excluded_lines(report: ParsedReport) -> set[int]:
+    # Segments merge quotations into the declaration that holds them, so the
+    # extents are rebuilt here from the quotations, `>` lines and fences.
+    excluded: set[int] = set()
+    for segment in report.segments:
+        if segment.kind in ("quotation", "fence", "front_matter"):
+            count = max(1, len(segment.text.splitlines()))
+            excluded.update(range(segment.line, segment.line + count))
+    for quotation in report.quotations:
+        count = max(1, len(quotation.text.splitlines()))
+        excluded.update(range(quotation.line, quotation.line + count + 1))  # body, then its anchor line
+    fence = ""
+    for number, line in enumerate(report.text.splitlines(), start=1):
+        match = _FENCE_RE.match(line)
+        if fence:
+            excluded.add(number)
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) and not match.group(2).strip():
+                fence = ""
+        elif match:
+            fence = match.group(1)
+            excluded.add(number)
+        elif _QUOTE_LINE_RE.match(line):
+            excluded.add(number)
+    return excluded
+
+
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_QUOTE_LINE_RE = re.compile(r"^ {0,3}>")
+
+
+def _prose_lines(report: ParsedReport) -> tuple[tuple[int, str], ...]:
+    return _lines_of(report)[1]
+
+
+def _front(report: ParsedReport) -> dict:
+    """The front matter as a mapping ({} when absent or not a mapping)."""
+    return report.front_matter if isinstance(report.front_matter, dict) else {}
