@@ -42,12 +42,12 @@ from reviews.access import DECIDE, PROPOSE, READ_RUNS, check_role, has_any_role
 from reviews.audit import Actor
 from reviews.models import Run
 
-from . import diffing, dispositions, services
-from .blockers import run_standing
-from .panels import blockers_context, final_notice
-from .word_diffs import stored_diffs
-from .forms import AmendmentDecisionForm, BulkAcceptForm, DecisionForm, PageFilterForm, ProposeForm, RejectCanonicalForm
-from .models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, Mapping
+from .. import diffing, dispositions, services
+from ..blockers import run_standing
+from ..panels import blockers_context, final_notice
+from ..word_diffs import stored_diffs
+from ..forms import AmendmentDecisionForm, BulkAcceptForm, DecisionForm, PageFilterForm, ProposeForm, RejectCanonicalForm
+from ..models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, Mapping
 
 STALE_MESSAGE = ("This item changed since the page showed it (another decision, or a new member version); "
                  "here is its current state.")
