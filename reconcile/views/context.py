@@ -1,0 +1,107 @@
+"""What the reconciliation page and the fragments answering its POSTs share around their rows: the
+filters a request carries back to the page, the member picker, the counters of what is left to decide, the
+controls the user may use, the blockers and the CSRF input rendered once per response."""
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.db.models import Count, Q
+from django.middleware.csrf import get_token
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from records.models import MemberReport, Record
+from reviews.access import DECIDE, PROPOSE, has_any_role
+from reviews.models import Run
+
+from .. import dispositions, services
+from ..blockers import run_standing
+from ..panels import blockers_context, final_notice
+from ..models import CanonicalRecord
+
+
+
+# The picker entry for mappings whose source is not a record of a current member version.
+STATEMENTS = "statements"
+# The page filters a decision form carries back to the page it came from.
+KEPT_FILTERS = ("member", "kind", "show", "issues")
+
+
+def _csrf_input(request) -> SafeString:
+    """The hidden CSRF field of every row's form, rendered once per response: `{% csrf_token %}`
+    in the row template cost 20 µs a row, a fifth of the row's rendering."""
+    return format_html('<input type="hidden" name="csrfmiddlewaretoken" value="{}">', get_token(request))
+
+
+def _progress(run: Run) -> dict:
+    """The page's counters of what is left to decide, flattened from services.decision_progress."""
+    progress = services.decision_progress(run)
+    mappings, issues, amendments = progress["mappings"], progress["issues"], progress["amendments"]
+    return {
+        "amendments_undecided": amendments["undecided"],
+        "amendments_total": amendments["total"],
+        "mappings_undecided": mappings["undecided"],
+        "mappings_stale": mappings["stale"],
+        "mappings_total": mappings["total"],
+        "issues_undecided": issues["undecided"],
+        "issues_total": issues["total"],
+    }
+
+
+def _standing_for(request, run: Run) -> dispositions.Standing:
+    """The run's standing, read once per response: the rows, the out-of-band rows and the blockers of
+    one answer to a decision all show the same state (read after the decision's service returned)."""
+    cached = getattr(request, "_reconcile_standing", None)
+    if cached is None or cached[0] != run.pk:
+        cached = (run.pk, run_standing(run))
+        request._reconcile_standing = cached
+    return cached[1]
+
+
+def _controls(request, run: Run) -> dict:
+    """Which controls the page offers: only what the user may do, and nothing on a final run, whose
+    decisions are closed for good (DESIGN §3; the services refuse it too, 409 run_final)."""
+    final = run.status == Run.Status.FINAL
+    return {"can_decide": not final and has_any_role(request.user, DECIDE),
+            "can_propose": not final and has_any_role(request.user, PROPOSE),
+            "can_revise": final and has_any_role(request.user, DECIDE), "final": final_notice(run)}
+
+
+def _members(run: Run):
+    return list(
+        MemberReport.objects.filter(run=run)
+        .select_related("current_version")
+        .only("id", "role", "current_version__id", "current_version__version", "current_version__sha256",
+              "current_version__status")
+        .annotate(declarations=Count("current_version__records",
+                                     filter=Q(current_version__records__record_type=Record.Type.DECLARATION)))
+        .order_by("role")
+    )
+
+
+def _targets_by_kind(canonicals: dict[str, CanonicalRecord], kinds: list[str]) -> dict[str, list[str]]:
+    targets = {k: [] for k in kinds}
+    for c in canonicals.values():
+        if c.state == CanonicalRecord.State.ACTIVE and c.kind in targets:
+            targets[c.kind].append(c.canonical_id)
+    return targets
+
+
+def _kept_query(params) -> str:
+    kept = {name: params.get(name) for name in KEPT_FILTERS if params.get(name)}
+    return urlencode(kept)
+
+
+def _back_to_page(run: Run, request, anchor: str = "") -> str:
+    url = reverse("run-reconcile", args=[run.run_id])
+    query = _kept_query(request.GET)
+    return url + (f"?{query}" if query else "") + (f"#{anchor}" if anchor else "")
+
+
+def _swap_context(request, run: Run) -> dict:
+    """What every fragment answering a POST needs besides its rows; the counters go out of band."""
+    query = _kept_query(request.GET)
+    return {"run": run, "progress": _progress(run), **_controls(request, run),
+            **blockers_context(run, _standing_for(request, run)),
+            "csrf_input": _csrf_input(request), "query": query, "oob": True}

@@ -1,0 +1,170 @@
+"""The side-by-side reconciliation page (DESIGN.md §5): the member picker and filters, one page of rows
+at a time, the integration issues and amendments panels.
+
+The page's query count does not grow with the number of records: every row's data comes from a fixed set
+of queries made up front (see `_page_context`)."""
+from __future__ import annotations
+
+from collections import defaultdict
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, F
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from records.models import IntegrationIssue, Record
+from reviews.access import READ_RUNS, check_role
+from reviews.models import Run
+
+from .. import services
+from ..blockers import run_standing
+from ..panels import blockers_context
+from ..word_diffs import stored_diffs
+from ..forms import BulkAcceptForm, PageFilterForm
+from ..models import CanonicalRecord, Decidable, Mapping
+from .context import (
+    KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _members, _progress, _targets_by_kind,
+)
+from .rows import (
+    IssueRow, RECORD_COLUMNS, _RowBuilder, _actions, _amendment_rows, _canonicals, _current_mappings,
+    _decision_of, _diff, _grouped,
+)
+
+
+def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
+    members = _members(run)
+    pickable = [m for m in members if m.role not in services.SEEDING_ROLES and m.declarations]
+    mappings = list(_current_mappings(run))
+    # Mapping statements of a result or reconciliation whose source no member of the run declares
+    # (seed 000's `MEM-OBJ-1 → OBJ-5`) still need a decision: they get a picker entry of their own.
+    unattached = [m for m in mappings if m.source_record_id is None]
+    choices = [m.role for m in pickable] + ([STATEMENTS] if unattached else [])
+    wanted = filters.value("member")
+    current = wanted if wanted in choices else (choices[0] if choices else "")
+    selected = next((m for m in pickable if m.role == current), None)
+    kind, show = filters.value("kind"), filters.value("show") or "all"
+
+    records = []
+    if selected is not None:
+        records = Record.objects.filter(member_version_id=selected.current_version_id,
+                                        record_type=Record.Type.DECLARATION).only(*RECORD_COLUMNS)
+        if kind:
+            records = records.filter(kind=kind)
+        records = list(records.order_by("ordinal"))
+    canonicals = _canonicals(run)
+    standing = run_standing(run)
+    builder = _RowBuilder(canonicals=canonicals, standing=standing, run=run, query=_kept_query(request.GET),
+                          user=request.user)
+
+    by_source: dict[str, list[Mapping]] = defaultdict(list)
+    for m in mappings:
+        by_source[m.source].append(m)
+    rows = []
+    for record in records:
+        rows.extend(builder.rows(record, by_source.get(record.record_id, ())))
+    if current == STATEMENTS:
+        rows.extend(row for mapping in unattached for row in builder.rows(None, [mapping])
+                    if not kind or row.kind == kind)
+    if show == "undecided":
+        rows = [r for r in rows if r.mapping is None or r.is_open]
+    elif show == "stale":
+        rows = [r for r in rows if r.mapping is not None and r.mapping.state == Decidable.State.STALE]
+    elif show == "conflicts":
+        rows = [r for r in rows if r.conflict]
+
+    issues_scope = filters.value("issues")
+    kinds_present = sorted({c.kind for c in canonicals.values() if c.state == CanonicalRecord.State.ACTIVE})
+    shown, more = _rows_page(rows, request.GET.get("offset"))
+    diffs = stored_diffs([(r.record.text, r.canonical.text) for r in shown
+                          if r.record is not None and r.canonical is not None], _diff)
+    for r in shown:
+        if r.record is not None and r.canonical is not None:
+            r.diff = diffs.get((r.record.text, r.canonical.text))
+    return {
+        "run": run,
+        "members": pickable,
+        "selected": selected,
+        "current": current,
+        "statements": STATEMENTS,
+        "unattached_count": len(unattached),
+        "kind": kind,
+        "show": show,
+        "issues_scope": issues_scope,
+        "kinds": [k for k, _ in filters.fields["kind"].choices if k],
+        "shows": [s for s, _ in PageFilterForm.SHOW],
+        # One page of rows (the word diffs of those rows only); the rest arrive as the reviewer
+        # scrolls or presses j past the last row (`more`: htmx, or a plain link without JavaScript).
+        "rows": _grouped([row.display() for row in shown]),
+        "more": more | {"url": _page_url(run, {name: request.GET.get(name, "") for name in KEPT_FILTERS}
+                                         | {"member": current, "offset": more["offset"]})} if more else None,
+        "rows_total": len(rows),
+        **_issues_panel(request, run, members, selected, issues_scope),
+        "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
+        "targets_by_kind": _targets_by_kind(canonicals, kinds_present),
+        "progress": _progress(run),
+        **_controls(request, run),
+        **blockers_context(run, standing),
+        "csrf_input": _csrf_input(request),
+        "query": builder.query,
+        "bulk_form": BulkAcceptForm(initial={"min_score": 0.9}),
+    }
+
+
+PAGE_ROWS = 60
+
+
+def _rows_page(rows: list, offset: str | None) -> tuple[list, dict | None]:
+    """The rows from `offset` (a row index) for about PAGE_ROWS rows, never splitting one member record's
+    rows across pages; and where the next page starts ({"offset", "left"}), or None at the end."""
+    start = int(offset) if offset and offset.isdigit() else 0
+    start = min(start, len(rows))
+    end = min(start + PAGE_ROWS, len(rows))
+    while 0 < end < len(rows) and rows[end].source == rows[end - 1].source:
+        end += 1
+    return rows[start:end], ({"offset": end, "left": len(rows) - end} if end < len(rows) else None)
+
+
+def _page_url(run: Run, params: dict) -> str:
+    query = urlencode({k: v for k, v in params.items() if v})
+    return reverse("run-reconcile", args=[run.run_id]) + (f"?{query}" if query else "")
+
+
+def _issues_panel(request, run: Run, members, selected, scope: str) -> dict:
+    """The integration issues of the picked member (or of all members: `issues=all`), two queries."""
+    current_versions = [m.current_version_id for m in members if m.current_version_id]
+    per_version = dict(IntegrationIssue.objects.filter(member_version_id__in=current_versions)
+                       .values_list("member_version_id").annotate(n=Count("id")).order_by())
+    scoped = selected if scope != "all" else None
+    issues = IntegrationIssue.objects.filter(
+        member_version_id__in=[scoped.current_version_id] if scoped else current_versions)
+    issues = (issues.annotate(member_role=F("member_version__member__role"))
+              .select_related("decision")
+              .only("id", "index", "text", "references", "line", "member_version_id", "decision")
+              .order_by("member_role", "index"))
+    issue_action = _actions(run, "reconcile-decide-issue", _kept_query(request.GET))
+    kept = {name: request.GET.get(name, "") for name in KEPT_FILTERS}
+    return {
+        "issue_rows": [IssueRow(issue=i, decision=_decision_of(i), member_role=i.member_role,
+                                action=issue_action(i.pk)) for i in issues],
+        "issues_member": scoped.role if scoped else "",
+        "issues_total": sum(per_version.values()),
+        "issues_of_selected": per_version.get(selected.current_version_id, 0) if selected else 0,
+        "issues_all_url": _page_url(run, kept | {"issues": "all"}) + "#issues",
+        "issues_member_url": _page_url(run, kept | {"issues": ""}) + "#issues",
+    }
+
+
+@login_required
+@require_GET
+def run_reconcile(request, run_id: str):
+    run = get_object_or_404(Run, run_id=run_id)
+    check_role(request.user, READ_RUNS)
+    filters = PageFilterForm(request.GET)
+    context = _page_context(request, run, filters)
+    if request.htmx and request.htmx.target == "pair-table":
+        return render(request, "reconcile/run_reconcile.html#pair-table", context)
+    if request.htmx and request.GET.get("offset"):  # the next page of rows, as the reviewer scrolls
+        return render(request, "reconcile/run_reconcile.html#page-rows", context)
+    return render(request, "reconcile/run_reconcile.html", context)

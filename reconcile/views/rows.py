@@ -1,0 +1,396 @@
+"""The rows of the reconciliation page: a member record beside the canonical record a mapping points it
+at (`PairRow`), an integration issue (`IssueRow`), an amendment (`AmendmentRow`); how they are built from
+data read up front (no query per row) and turned into the plain values `reconcile/_pair_row.html` prints,
+for first paint and for the swap after a decision alike."""
+from __future__ import annotations
+
+import functools
+import html
+from dataclasses import dataclass
+
+from django.db.models import F, Q
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.template.defaultfilters import date as format_date
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.timezone import template_localtime
+
+from records.ids import parse_id
+from records.models import IntegrationIssue, Record
+from reviews.access import DECIDE, PROPOSE, has_any_role
+from reviews.models import Run
+
+from .. import diffing, dispositions
+from ..models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, Mapping
+from .context import _kept_query, _standing_for
+
+
+# Columns the page reads; the bytes and parser output of a version stay in the database.
+RECORD_COLUMNS = ("id", "member_version_id", "ordinal", "record_id", "kind", "prefix", "label", "text",
+                  "content_sha256")
+CANONICAL_COLUMNS = ("id", "canonical_id", "kind", "number", "label", "text", "origin", "state", "rationale",
+                     "version")
+
+
+@dataclass
+class PairRow:
+    """One line of the page: a member record and the canonical record a mapping points it at."""
+
+    record: Record | None
+    mapping: Mapping | None
+    canonical: CanonicalRecord | None
+    would_be: str = ""
+    via: str = ""  # the member record the target names, when it entered the shared set as `canonical`
+    settled: str = ""  # what the record's disposition makes of this row (a lost alternative, a rejected record)
+    conflict: str = ""
+    message: str = ""
+    message_class: str = ""
+    action: str = ""  # where the row's decision form posts
+    propose_action: str = ""  # where "propose another mapping" for the row's record goes
+    reject_action: str = ""  # where the rejection of the row's canonical record goes
+    # Each form is a link until opened (2,000 rows stay light); a refused one comes back open with the input.
+    propose_form: dict | None = None
+    propose_message: str = ""
+    propose_message_class: str = ""
+    reject_form: dict | None = None
+    canonical_message: str = ""
+    canonical_message_class: str = ""
+    oob: bool = False  # swapped out of band, beside the row the reviewer acted on
+    diff: tuple | None = None  # the stored word diff (reconcile/word_diffs.py), when the page looked it up
+
+    @property
+    def dom_id(self) -> str:
+        return f"pair-{self.mapping.pk}" if self.mapping else f"record-{self.record.pk}"
+
+    @property
+    def source(self) -> str:
+        return self.record.record_id if self.record is not None else self.mapping.source
+
+    @property
+    def kind(self) -> str:
+        if self.record is not None:
+            return self.record.kind
+        parsed = parse_id(self.mapping.source) if self.mapping else None
+        return parsed[1] if parsed else ""
+
+    @property
+    def is_open(self) -> bool:
+        return self.mapping is not None and self.mapping.is_open
+
+    @staticmethod
+    def _action_html(name: str, form: dict | None, action: str, param: str, value, text: str) -> SafeString | str:
+        """A row's propose or reject control: the form when it came back refused, else the link that
+        opens it; nothing without an action (the user may not do it). Made here, not in
+        `_pair_row.html`: one value per row costs a fraction of the template's lookups."""
+        if form is not None:
+            return render_to_string(f"reconcile/row_action.html#{name}-form", {name: form, "csrf_input": form["csrf"]})
+        if not action:
+            return ""
+        return _opener(f"{action}{'&' if '?' in action else '?'}{param}={value}", text)
+
+    @property
+    def score(self) -> str:
+        """The suggestion's score with two decimals ('' when the mapping has none)."""
+        score = self.mapping.score if self.mapping else None
+        return "" if score is None else f"{score:.2f}"
+
+    @property
+    def needs_target(self) -> bool:
+        return self.mapping is not None and self.mapping.relation != Mapping.Relation.NO_COUNTERPART
+
+    def display(self) -> dict:
+        """Everything `_pair_row.html` prints, as plain values: the template does no lookups
+        through models and few conditionals, which is what keeps 2,000 rows fast to render.
+        The word diff is computed here, so only for rows that are shown and have a canonical side."""
+        m, record, canonical = self.mapping, self.record, self.canonical
+        if record is not None and canonical is not None:
+            left, right = self.diff or _diff(record.text, canonical.text)
+        else:
+            left = record.text if record is not None else ""
+            right = canonical.text if canonical is not None else ""
+        row = {
+            "dom_id": self.dom_id,
+            "css": f"state-{m.state if m else 'unmapped'}" + (" conflict" if self.conflict else ""),
+            "source": self.source,
+            "label": record.label if record is not None else "",
+            "record": record is not None,
+            "left": left,
+            "mapping": m is not None,
+            "message": self.message,
+            "message_class": self.message_class,
+            "kind": self.kind,
+            "oob": self.oob,
+            "propose_html": self._action_html("propose", self.propose_form, self.propose_action, "row", self.dom_id,
+                                              f"Propose {'another' if m else 'a'} mapping…"),
+            "propose_message": self.propose_message,
+            "propose_message_class": self.propose_message_class,
+        }
+        if m is None:
+            return row
+        if canonical is not None:
+            side = "canonical"
+        elif m.relation == Mapping.Relation.NEW:
+            # An open new mapping shows what it would allocate; a rejected one allocated nothing.
+            side = "new" if m.is_open else "not-entered"
+        elif m.relation == Mapping.Relation.NO_COUNTERPART:
+            side = "none"
+        else:
+            side = "missing"
+        decided = ""
+        if m.decided_by:
+            # A stale mapping keeps who decided it last; the change that made it stale was not theirs.
+            stale = m.state == Mapping.State.STALE
+            decided = f"{'decided' if stale else m.state} by {m.decided_by}"
+            if m.decided_at:
+                decided += f", {format_date(template_localtime(m.decided_at), 'Y-m-d H:i')}"
+            if m.rationale:
+                decided += f": “{m.rationale}”"
+            if stale:
+                decided += "; the record or its target changed since: decide again"
+        is_open = m.is_open
+        canonical_rejected = canonical is not None and canonical.state == CanonicalRecord.State.REJECTED
+        row.update({
+            "side": side,
+            "relation": m.relation,
+            "mapping_pk": m.pk,
+            "canonical_id": canonical.canonical_id if canonical is not None else "",
+            "canonical_label": canonical.label if canonical is not None else "",
+            "canonical_rejected": canonical_rejected,
+            "canonical_rationale": canonical.rationale if canonical_rejected else "",
+            "reject_html": self._action_html("reject", self.reject_form, self.reject_action, "mapping", m.pk,
+                                             f"Reject {canonical.canonical_id}…")
+            if canonical is not None and not canonical_rejected else "",
+            "canonical_message": self.canonical_message,
+            "canonical_message_class": self.canonical_message_class,
+            "right": right,
+            "would_be": self.would_be,
+            "via": self.via,
+            "settled": self.settled,
+            "target": m.target,
+            "state": m.state,
+            "score": self.score,
+            "provenance": f"{m.origin}{f' · {m.proposed_by}' if m.proposed_by else ''} · v{m.version}",
+            "reason": m.reason,
+            "conflict": self.conflict,
+            "decided": decided,
+            "action": self.action,
+            "version": m.version,
+            "is_open": is_open,
+            "target_input": is_open and self.needs_target,
+            "target_placeholder": m.target or "allocate on accept",
+        })
+        return row
+
+
+@dataclass
+class IssueRow:
+    issue: IntegrationIssue
+    decision: IssueDecision | None
+    member_role: str
+    message: str = ""
+    message_class: str = ""
+    action: str = ""
+
+    @property
+    def dom_id(self) -> str:
+        return f"issue-{self.issue.pk}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.decision is None or self.decision.is_open
+
+
+@dataclass
+class AmendmentRow:
+    """An `Amendment:` or `Unresolved conflict:` paragraph of a current member version and its decision."""
+
+    amendment: AmendmentDecision
+    message: str = ""
+    message_class: str = ""
+    action: str = ""
+    oob: bool = False
+
+    @property
+    def dom_id(self) -> str:
+        return f"amendment-{self.amendment.pk}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.amendment.is_open
+
+    @property
+    def label(self) -> str:
+        return self.amendment.label
+
+    @property
+    def supersession(self) -> str:
+        """The supersedes mapping that decides this amendment, in words ('' when it has none)."""
+        return str(self.amendment.mapping) if self.amendment.mapping_id else ""
+
+
+# Word diffs cost ~0.1 ms each (difflib), a tenth of a 2,000-row page; texts change far less often
+# than the page is loaded, so each process keeps the latest few thousand.
+@functools.lru_cache(maxsize=4096)
+def _diff(old: str, new: str) -> tuple[SafeString, SafeString]:
+    """Both texts escaped; words only in `old` wrapped in <del>, words only in `new` in <ins>."""
+    left, right = [], []
+    for op, text in diffing.diff_words(old, new):
+        escaped = html.escape(text, quote=False)
+        if op == diffing.EQUAL:
+            left.append(escaped)
+            right.append(escaped)
+        elif op == diffing.DELETE:
+            left.append(f"<del>{escaped}</del>")
+        else:
+            right.append(f"<ins>{escaped}</ins>")
+    return mark_safe("".join(left)), mark_safe("".join(right))  # noqa: S308 — every piece escaped above
+
+
+def _actions(run: Run, url_name: str, query: str):
+    """key → the URL of an item's action (decide, reject, propose), reversed once per page, not per row."""
+    head, tail = reverse(url_name, args=[run.run_id, 0]).rsplit("/0/", 1)
+    suffix = f"/{tail}" + (f"?{query}" if query else "")
+    return lambda pk: f"{head}/{pk}{suffix}"
+
+
+def _opener(url: str, text: str) -> SafeString:
+    """The link that opens a row's form in place (htmx), or on a page of its own without JavaScript.
+    Made here rather than in `_pair_row.html`: one value per row costs a fraction of the template's lookups."""
+    return format_html('<a class="row-action" href="{0}" hx-get="{0}" hx-target="this" hx-swap="outerHTML">{1}</a>', url, text)
+
+
+def _would_be_id(mapping: Mapping) -> str:
+    """The canonical ID accepting an open `new` mapping would allocate (DESIGN.md §2), when the row can
+    know it: an explicit target, or the slug ID the record keeps. A numbered record gets the next free
+    number of its kind when it is accepted, in the order accepts come, so no row can promise one: ""."""
+    if mapping.target:
+        return mapping.target
+    parsed = parse_id(mapping.source)
+    if parsed is None or parsed[2].isdigit():
+        return ""
+    return mapping.source
+
+
+def _settled(mapping: Mapping, disposition) -> str:
+    """What a decided row means for its record, from the record's one disposition."""
+    if disposition is None or mapping.state != Decidable.State.REJECTED:
+        return ""
+    if disposition.disposition == dispositions.REJECTED:
+        return f"{mapping.source} has no place in the shared set: every mapping of it was rejected."
+    if disposition.mapping is not None and disposition.mapping != mapping.pk:
+        relation = ("is superseded by" if disposition.relation == "supersedes" else disposition.relation)
+        return (f"Alternative not taken: {mapping.source} {relation} {disposition.target}".rstrip()
+                + " (accepted).")
+    return ""
+
+
+def _entered_as(standing: dispositions.Standing) -> dict[str, str]:
+    """member record → the canonical record it is (an accepted same or new mapping)."""
+    return {d.record: d.target for d in standing.dispositions
+            if d.target and (d.disposition == dispositions.NEW or d.relation == Mapping.Relation.SAME)}
+
+
+def _pair_row(record, mapping, canonicals, standing: dispositions.Standing, entered: dict[str, str]) -> PairRow:
+    row = PairRow(record=record, mapping=mapping, canonical=None)
+    if mapping is None:
+        return row
+    row.conflict = standing.conflict_of(mapping.pk)
+    row.settled = _settled(mapping, standing.by_record.get(mapping.source))
+    if mapping.relation == Mapping.Relation.NEW and not (mapping.target and mapping.target in canonicals):
+        # A rejected or stale-but-unallocated new mapping allocates nothing: no would-be ID on it.
+        row.would_be = _would_be_id(mapping) if mapping.is_open else ""
+    elif mapping.target:
+        row.canonical = canonicals.get(mapping.target)
+        if row.canonical is None and mapping.target in entered:
+            # The target is a member record that has entered the shared set since (EPI-OBJ-4 is
+            # superseded by MEM-OBJ-2, and MEM-OBJ-2 was accepted as OBJ-8): show OBJ-8.
+            row.via, row.canonical = mapping.target, canonicals.get(entered[mapping.target])
+    return row
+
+
+def _current_mappings(run: Run):
+    return (Mapping.objects.filter(run=run)
+            .annotate(member_role=F("source_record__member_version__member__role"))
+            .order_by("source", "id"))
+
+
+def _canonicals(run: Run) -> dict[str, CanonicalRecord]:
+    return {c.canonical_id: c for c in CanonicalRecord.objects.filter(run=run).only(*CANONICAL_COLUMNS)}
+
+
+class _RowBuilder:
+    """Makes the rows of one member record from data read up front (no query per row)."""
+
+    def __init__(self, *, run: Run, canonicals, standing: dispositions.Standing, query: str, user):
+        self.canonicals, self.standing, self.query = canonicals, standing, query
+        self.entered = _entered_as(standing)
+        self.mapping_action = _actions(run, "reconcile-decide-mapping", query)
+        # Rows offer only what the user may do (the views check it again); a final run offers nothing.
+        open_run = run.status != Run.Status.FINAL
+        self.reject_action = (_actions(run, "reconcile-reject-canonical", query)
+                              if open_run and has_any_role(user, DECIDE) else None)
+        self.propose_action = (_actions(run, "reconcile-propose-mapping", query)
+                               if open_run and has_any_role(user, PROPOSE) else None)
+
+    def rows(self, record: Record | None, mappings) -> list[PairRow]:
+        rows = []
+        for mapping in mappings or [None]:
+            row = _pair_row(record, mapping, self.canonicals, self.standing, self.entered)
+            if self.propose_action:
+                row.propose_action = self.propose_action(row.source)
+            if mapping is not None:
+                row.action = self.mapping_action(mapping.pk)
+            if row.canonical is not None and self.reject_action:
+                row.reject_action = self.reject_action(row.canonical.pk)
+            rows.append(row)
+        return rows
+
+
+def _grouped(rows: list[dict]) -> list[dict]:
+    """The rows, each member record's consecutive rows wrapped in one `.record-rows` element (which
+    the propose form re-renders): the first row opens it, the last closes it. Flags on flat rows
+    rather than a nested loop, which cost a tenth of a 2,000-row page."""
+    for n, row in enumerate(rows):
+        first = n == 0 or rows[n - 1]["source"] != row["source"]
+        last = n == len(rows) - 1 or rows[n + 1]["source"] != row["source"]
+        row["open"] = format_html('<div id="rows-{}" class="record-rows">', row["source"]) if first else ""
+        row["close"] = mark_safe("</div>") if last else ""
+    return rows
+
+
+def _amendment_rows(request, run: Run, decisions) -> list[AmendmentRow]:
+    """Rows of the given amendment decisions, in one query (the supersedes mapping joined in)."""
+    decisions = (decisions.annotate(member_role=F("member_version__member__role"))
+                 .select_related("mapping").defer("mapping__reason")
+                 .order_by("member_role", "index"))
+    action = _actions(run, "reconcile-decide-amendment", _kept_query(request.GET))
+    return [AmendmentRow(amendment=a, action=action(a.pk)) for a in decisions]
+
+
+def _decision_of(issue: IntegrationIssue) -> IssueDecision | None:
+    try:
+        return issue.decision
+    except IssueDecision.DoesNotExist:
+        return None
+
+
+def _rows_of(request, run: Run, *, source: str = "", mapping_pks=()) -> list[PairRow]:
+    """The rows of one member record (`source`) or of some mappings, built the way the page builds
+    them: a few queries for the items asked for, not for the whole page."""
+    wanted = list(_current_mappings(run).filter(Q(source=source) if source else Q(pk__in=mapping_pks)))
+    sources = {m.source for m in wanted} | ({source} if source else set())
+    standing = _standing_for(request, run)
+    entered = _entered_as(standing)
+    targets = {m.target for m in wanted if m.target}
+    targets |= {entered[t] for t in targets if t in entered}
+    records = {r.record_id: r for r in Record.objects.filter(
+        run=run, record_id__in=sources, record_type=Record.Type.DECLARATION,
+        member_version__member__current_version=F("member_version")).only(*RECORD_COLUMNS)}
+    canonicals = {c.canonical_id: c for c in
+                  CanonicalRecord.objects.filter(run=run, canonical_id__in=targets).only(*CANONICAL_COLUMNS)}
+    builder = _RowBuilder(run=run, canonicals=canonicals, standing=standing, query=_kept_query(request.GET),
+                          user=request.user)
+    if source:
+        return builder.rows(records.get(source), wanted) if wanted or source in records else []
+    return [row for m in wanted for row in builder.rows(records.get(m.source), [m])]

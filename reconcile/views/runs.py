@@ -1,0 +1,126 @@
+"""The runs list with each run's decision progress, and the run-level summaries other pages show or
+load: the decision progress, the blockers page, the member-mappings fragment of the member page."""
+from __future__ import annotations
+
+from collections import Counter
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Count, F, Q
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from records.run_findings import validation_counts
+from reviews.access import READ_RUNS, check_role
+from reviews.audit import Actor
+from reviews.models import Run
+
+from .. import dispositions
+from ..blockers import run_standing
+from ..models import AmendmentDecision, Decidable, IssueDecision, Mapping
+
+
+RUNS_PER_PAGE = 50
+
+
+def _progress_by_run(run_ids: list[int]) -> dict[int, dict]:
+    """run pk → decided and total mappings, issues and amendments, in three grouped queries for any
+    number of runs.
+
+    Issues and amendments count as in `services.current_issue_decisions` and
+    `services.current_amendment_decisions`: only those of each member's current version.
+    """
+    decided = Q(state__in=(Decidable.State.ACCEPTED, Decidable.State.REJECTED, AmendmentDecision.State.CARRIED))
+    counts = {"total": Count("id"), "decided": Count("id", filter=decided),
+              "stale": Count("id", filter=Q(state=Decidable.State.STALE))}
+
+    def grouped(queryset):
+        return {row["run_id"]: row for row in queryset.values("run_id").annotate(**counts).order_by()}
+
+    mappings = grouped(Mapping.objects.filter(run_id__in=run_ids))
+    issues = grouped(IssueDecision.objects.filter(
+        run_id__in=run_ids, issue__member_version__member__current_version=F("issue__member_version")))
+    amendments = grouped(AmendmentDecision.objects.filter(
+        run_id__in=run_ids, member_version__member__current_version=F("member_version")))
+    empty = {"total": 0, "decided": 0, "stale": 0}
+    progress = {}
+    for run_id in run_ids:
+        m, i, a = mappings.get(run_id, empty), issues.get(run_id, empty), amendments.get(run_id, empty)
+        total = m["total"] + i["total"] + a["total"]
+        done = m["decided"] + i["decided"] + a["decided"]
+        progress[run_id] = {
+            "mappings_decided": m["decided"], "mappings_total": m["total"],
+            "issues_decided": i["decided"], "issues_total": i["total"],
+            "amendments_decided": a["decided"], "amendments_total": a["total"],
+            "stale": m["stale"] + i["stale"] + a["stale"], "decided": done, "total": total,
+            "percent": round(100 * done / total) if total else 0,
+        }
+    return progress
+
+
+@login_required
+@require_GET
+def runs_list(request):
+    """Every run with its status and how far its decisions are, filtered by status and system."""
+    check_role(request.user, READ_RUNS)
+    runs = Run.objects.all()
+    status, system = request.GET.get("status", ""), request.GET.get("system", "")
+    if status in Run.Status.values:
+        runs = runs.filter(status=status)
+    else:
+        status = ""
+    if system:
+        runs = runs.filter(system__icontains=system)
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    progress = _progress_by_run([run.pk for run in page])
+    findings = validation_counts(page)
+    return render(request, "reconcile/runs_list.html", {
+        "page": page,
+        "rows": [{"run": run, "progress": progress[run.pk], "findings": findings[run.pk]} for run in page],
+        "statuses": Run.Status.choices,
+        "status": status,
+        "system": system,
+        "systems": Run.objects.order_by("system").values_list("system", flat=True).distinct(),
+        "filter_query": urlencode({k: v for k, v in (("status", status), ("system", system)) if v}),
+    })
+
+
+@login_required
+@require_GET
+def run_decision_progress(request, run_id: str):
+    """The run's decision progress alone: the run page loads it (records does not import reconcile)."""
+    run = get_object_or_404(Run, run_id=run_id)
+    check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_request(request))
+    return render(request, "reconcile/_decision_progress.html", {"run": run, "p": _progress_by_run([run.pk])[run.pk]})
+
+
+@login_required
+@require_GET
+def run_blockers(request, run_id: str):
+    """Every blocker of a run in review, on a page of its own: the run page and the reconciliation page
+    list the first few and link here for the rest (each links to its row)."""
+    run = get_object_or_404(Run, run_id=run_id)
+    check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_request(request))
+    blockers = list(run_standing(run).blockers) if run.status == Run.Status.IN_REVIEW else []
+    return render(request, "reconcile/blockers.html", {"run": run, "blockers": blockers, "blockers_more": 0,
+                                                        "blockers_total": len(blockers)})
+
+
+@login_required
+@require_GET
+def member_mappings(request, run_id: str, role: str):
+    """How many mappings the member's current records have, by state, and their dispositions: the
+    member page loads it (records does not import reconcile; its own count is of mapping statements)."""
+    run = get_object_or_404(Run, run_id=run_id)
+    check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_request(request))
+    states = dict(Mapping.objects.filter(
+        run=run, source_record__member_version__member__role=role,
+        source_record__member_version__member__current_version=F("source_record__member_version"))
+        .values_list("state").annotate(n=Count("id")).order_by())
+    kinds = Counter(d.disposition for d in run_standing(run).dispositions if d.member == role)
+    return render(request, "reconcile/_member_mappings.html", {
+        "run": run, "role": role, "total": sum(states.values()),
+        "states": [(state, states[state]) for state in Decidable.State.values if states.get(state)],
+        "dispositions": [(name, kinds[name]) for name in dispositions.DISPOSITIONS if kinds.get(name)],
+    })
