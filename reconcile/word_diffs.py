@@ -33,5 +33,5 @@ def stored_diffs(pairs, compute) -> dict[tuple[str, str], tuple[SafeString, Safe
     if missing:
         WordDiff.objects.bulk_create(missing, ignore_conflicts=True)  # a concurrent page may store it first
         found |= {row.key: (row.left, row.right) for row in missing}
-    # Stored HTML was escaped piece by piece when it was computed (views._diff).
+    # Stored HTML was escaped piece by piece when it was computed (views.rows._diff).
     return {wanted[k]: (mark_safe(left), mark_safe(right)) for k, (left, right) in found.items()}  # noqa: S308

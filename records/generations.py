@@ -2,7 +2,7 @@
 the member's own generation and report only what that generation required").
 
 The generation of a member comes from its own ID shapes, then its front
-matter `type` (`records.validation._report_generation`):
+matter `type` (`records.validation.generation._report_generation`):
 
 - bare-numbered: finished results and older runtime members (`CMP-1`,
   `OBJ-5`; seed 000, the corpus mem0 result, the instinctual-memory runtime);
