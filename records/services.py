@@ -609,17 +609,23 @@ def sweep_stuck_members(*, older_than_seconds: int, actor: Actor | None = None) 
 # --- bundles --------------------------------------------------------------
 
 
-def import_bundle(*, run: Run, archive: bytes, actor: Actor) -> list[tuple[MemberVersion, bool]]:
-    """Ingest every member of a run directory (zip or tar.gz) whose pins all hold, or none of them."""
+def read_bundle(archive: bytes) -> tuple[dict[str, bytes], dict, dict[str, str], dict[str, str]]:
+    """(files, manifest, pins, roles) of a run directory archive whose every pin holds; raises
+    BundleTooLarge or BundleRefused (naming the file) otherwise."""
     try:
         files = archives.read_archive(archive, max_bytes=settings.MAX_BUNDLE_BYTES)
         manifest = archives.read_manifest(files)
         pins = archives.check_pins(files)
-        roles = archives.members_of(pins)
+        return files, manifest, pins, archives.members_of(pins)
     except archives.BundleTooLarge as error:
         raise BundleTooLarge(error.message, details={"problems": error.problems}) from None
     except archives.BundleError as error:
         raise BundleRefused(error.message, details={"problems": error.problems}) from None
+
+
+def import_bundle(*, run: Run, archive: bytes, actor: Actor) -> list[tuple[MemberVersion, bool]]:
+    """Ingest every member of a run directory (zip or tar.gz) whose pins all hold, or none of them."""
+    files, manifest, pins, roles = read_bundle(archive)
     if not roles:
         raise BundleRefused(f"{archives.MANIFEST_NAME}: pins no member file", details={"problems": []})
     for name in sorted(roles):
