@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -209,3 +210,25 @@ def django_db_setup(django_db_setup, django_db_blocker):
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("ALTER TABLE reviews_auditevent DISABLE TRIGGER reviews_auditevent_no_truncate")
+
+
+# Debian's chromium, as the browser tests drive it (Playwright cannot download browsers here).
+CHROMIUM = shutil.which("chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+
+
+@pytest.fixture
+def browser():
+    """One headless Chromium per test; closed afterwards with the test's own database connection, which
+    the ORM opened in Playwright's context (tests marked `browser` also set DJANGO_ALLOW_ASYNC_UNSAFE)."""
+    from django.db import connection
+    from playwright.sync_api import sync_playwright
+
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+        connection.close()

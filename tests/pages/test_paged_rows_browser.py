@@ -10,7 +10,7 @@ from django.db import connection
 from playwright.sync_api import expect
 
 from reconcile.views import PAGE_ROWS
-from tests.pages.test_reading_browser import browser, logged_in  # noqa: F401 — fixture and helper
+from tests.pages.test_reading_browser import logged_in
 from tests.reconcile.page_factories import build_reconcile_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -25,7 +25,6 @@ CHROMIUM = shutil.which("chromium")
 if CHROMIUM is None:
     pytest.skip("Debian's chromium is not installed", allow_module_level=True)
 
-sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
 
 AGENT = Actor("token:agent-1")
 REVIEWER = Actor("user:reviewer-1")
@@ -62,18 +61,6 @@ def final_run(ready_run):  # noqa: F811 — the imported fixture
     assert Result.objects.filter(run=ready_run).exists()
     connection.close()
     return ready_run
-
-
-@pytest.fixture
-def browser():
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--no-first-run",
-        ])
-        yield chromium
-        chromium.close()
-        connection.close()
 
 
 def logged_in(browser, live_server, viewport):

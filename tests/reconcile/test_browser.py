@@ -20,7 +20,6 @@ CHROMIUM = shutil.which("chromium")
 if CHROMIUM is None:
     pytest.skip("Debian's chromium is not installed", allow_module_level=True)
 
-sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
 
 AGENT = Actor("token:agent-1")
 OTHER_REVIEWER = Actor("user:reviewer-2")
@@ -49,18 +48,6 @@ def seed_run(run_factory):
     # the connection opened here would outlive the test and block the test database's teardown.
     connection.close()
     return run
-
-
-@pytest.fixture
-def browser():
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--no-first-run",
-        ])
-        yield chromium
-        chromium.close()
-        connection.close()  # the test's own connection, opened in Playwright's context (see seed_run)
 
 
 def count(page, name: str) -> int:

@@ -14,7 +14,7 @@ from reviews.audit import Actor
 from reviews.models import Run
 from tests.reconcile.factories import CHEATSHEET
 from tests.reconcile.test_approval import CHEATSHEET_FIELDS
-from tests.reconcile.test_browser import _orm_beside_playwright, _session_cookie, browser, count  # noqa: F401
+from tests.reconcile.test_browser import _orm_beside_playwright, _session_cookie, count  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -28,7 +28,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 CHROMIUM = shutil.which("chromium")
 if CHROMIUM is None:
     pytest.skip("Debian's chromium is not installed", allow_module_level=True)
-sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
 
 REVIEWER = Actor("user:reviewer-1")
 AGENT = Actor("token:agent-1")
@@ -124,25 +123,18 @@ def hostile_result_run(run_factory):
 
 
 @pytest.fixture
-def page(live_server, reviewer):
+def page(live_server, reviewer, browser):
     client = Client()
     client.force_login(reviewer.user)
     session = client.cookies["sessionid"].value
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--no-first-run",
-        ])
-        context = chromium.new_context()
-        context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
-        context.add_init_script(WATCH)
-        tab = context.new_page()
-        tab.set_default_timeout(15_000)
-        tab.dialogs = []
-        tab.on("dialog", lambda dialog: (tab.dialogs.append(dialog.message), dialog.dismiss()))
-        yield tab
-        chromium.close()
-        connection.close()
+    context = browser.new_context()
+    context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
+    context.add_init_script(WATCH)
+    tab = context.new_page()
+    tab.set_default_timeout(15_000)
+    tab.dialogs = []
+    tab.on("dialog", lambda dialog: (tab.dialogs.append(dialog.message), dialog.dismiss()))
+    return tab
 
 
 def assert_nothing_ran(tab, url: str) -> str:
