@@ -467,12 +467,13 @@ def _aliases(canonical: list[CanonicalRecord], accepted: list[Mapping]) -> dict[
     return aliases
 
 
-def _declaration_body(members: list[_Member], record_id: str) -> str | None:
+def _declaration(members: list[_Member], record_id: str) -> tuple[str | None, str]:
+    """(the declaration's body, the shown name of the member declaring it), or (None, "")."""
     for member in members:
         for declaration in member.report.declarations:
             if declaration.record_id == record_id:
-                return declaration.body
-    return None
+                return declaration.body, member.shown_name
+    return None, ""
 
 
 def _decision_word(state: str) -> str:
@@ -500,10 +501,13 @@ def gather_result_input(
     for c in canonical:
         if c.state != CanonicalRecord.State.ACTIVE:
             continue
-        body = _declaration_body(members, c.source_record_id or c.canonical_id)
+        declared_as = c.source_record_id or c.canonical_id
+        body, declared_in = _declaration(members, declared_as)
+        renamed = declared_as != c.canonical_id and body is not None  # RT-OBJ-2 entered as OBJ-2
         records.append(rendering.CanonicalEntry(
             canonical_id=c.canonical_id, kind=c.kind, label=c.label, text=c.text if body is None else body,
             annotations=tuple(annotations.get(c.canonical_id, ())),
+            declared_as=declared_as if renamed else "", declared_in=declared_in if renamed else "",
         ))
 
     member_entries, sources, seen_sources = [], [], set()

@@ -107,6 +107,10 @@ class CanonicalEntry:
     label: str
     text: str  # the declaration's body, after its heading/label
     annotations: tuple[AnnotationEntry, ...] = ()
+    # The member record it was declared as, when the shared set numbers it otherwise (RT-OBJ-2 is OBJ-2,
+    # EPI-OBJ-1 entered as OBJ-5), and the member file declaring it: the record's text cites member IDs.
+    declared_as: str = ""
+    declared_in: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -468,6 +472,9 @@ def _shared_records(data: ResultInput) -> list[str]:
         for record in of_kind:
             label = _one_line(record.label)
             blocks.append(f"#### {record.canonical_id} — {label}" if label else f"#### {record.canonical_id}")
+            if record.declared_as:
+                where = f" in {record.declared_in}" if record.declared_in else ""
+                blocks.append(f"Declared as `{record.declared_as}`{where}.")
             if record.text.strip():
                 blocks.append(_block(record.text))
             for annotation in _sorted_annotations(record):
@@ -749,6 +756,7 @@ def result_json(data: ResultInput) -> dict:
             {
                 "canonical_id": r.canonical_id,
                 "kind": _record_kind(r),
+                "declared_as": r.declared_as or r.canonical_id,
                 "label": r.label,
                 "text": r.text,
                 "annotations": [

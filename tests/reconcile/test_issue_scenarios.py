@@ -322,3 +322,14 @@ def test_the_results_finding_counts_are_the_run_pages_quotation_warnings_include
     expected = (f"Validation findings: {errors} error{'s' if errors != 1 else ''}, "
                 f"{warnings} warning{'s' if warnings != 1 else ''}.")
     assert expected in markdown
+
+
+def test_each_shared_record_says_which_member_record_it_was_declared_as(final, reviewer):
+    """The shared records' texts are carried word for word and cite member IDs (RT-OBJ-2, MEM-OBJ-1):
+    the result says under each renumbered record which member record it is, so a reader need not infer it."""
+    markdown = Result.objects.get(run=final).markdown
+    assert "#### OBJ-1 — Cumulative cheatsheet string\n\nDeclared as `RT-OBJ-1` in runtime.md.\n" in markdown
+    assert "#### OBJ-5 — Returned answer candidate\n\nDeclared as `EPI-OBJ-1` in epistemic.md.\n" in markdown
+    data = reviewer.get(f"{API}/result.json").json()
+    records = {r["canonical_id"]: r for r in data["canonical_records"]}
+    assert (records["OBJ-1"]["declared_as"], records["OBJ-13"]["declared_as"]) == ("RT-OBJ-1", "MEM-OBJ-2")
