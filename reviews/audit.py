@@ -158,57 +158,18 @@ def lock_run(run: Run) -> Run:
     other row: one lock order (run, then its members, mappings, ...) means
     concurrent uploads, workers and reviewers queue up instead of deadlocking.
     """
-    locked = Run.objects.select_for_update().get(pk=run.pk)
-    _note_run_locked(locked.pk)
-    return locked
-
-
-def _transaction_marker():
-    """An object that stands for the current transaction of the default connection, or None.
-
-    Django hands each transaction a new `run_on_commit` list (after a commit, a
-    rollback, a closed connection, and after rolling back to any savepoint, which
-    also releases the row locks taken since). Held by reference, a marker can
-    never be mistaken for a later transaction's. None outside a transaction that
-    an atomic block owns (autocommit, or autocommit turned off by hand).
-    """
-    if not (connection.in_atomic_block and connection.commit_on_exit):
-        return None
-    return connection.run_on_commit
-
-
-def _note_run_locked(run_pk: int) -> None:
-    marker = _transaction_marker()
-    if marker is None:
-        return
-    held = getattr(connection, "_aas_run_locks", None)
-    if held is None or held[0] is not marker:
-        held = (marker, set())
-        connection._aas_run_locks = held
-    held[1].add(run_pk)
-
-
-def _run_lock_held(run_pk: int) -> bool:
-    """True when `lock_run` took this run's row lock earlier in the current transaction (still held)."""
-    marker = _transaction_marker()
-    held = getattr(connection, "_aas_run_locks", None)
-    return marker is not None and held is not None and held[0] is marker and run_pk in held[1]
+    return Run.objects.select_for_update().get(pk=run.pk)
 
 
 def _lock_chain(run: Run | None) -> None:
     """Serialise appends to one chain so concurrent writers cannot fork it.
 
-    A run's chain is guarded by the run's row lock (see lock_run). When lock_run
-    took it earlier in this transaction it is still held and nothing is sent
-    (one statement less per event); otherwise it is taken here. The run-less
-    chain (tokens, logins) has no row, so it takes a transaction-scoped advisory
-    lock instead.
+    A run's chain is guarded by the run's row lock (see lock_run; re-taking it in
+    the same transaction is one cheap statement). The run-less chain (tokens,
+    logins) has no row, so it takes a transaction-scoped advisory lock instead.
     """
     if run is not None:
-        if _run_lock_held(run.pk):
-            return
         list(Run.objects.select_for_update().filter(pk=run.pk).values_list("pk", flat=True))
-        _note_run_locked(run.pk)
     elif connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             # Two-int form: namespace 4242 keeps clear of other advisory locks.
