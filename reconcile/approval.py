@@ -572,7 +572,10 @@ def gather_result_input(
             checks=(
                 f"SHA-256 of every stored member version recomputed and matched ({len(members)} members)",
                 "run manifest recomputed from the stored member bytes and matched the approved manifest",
-                "record contract (DESIGN §6) re-validated on freshly parsed member bytes, per member and across the set",
+                "record contract (DESIGN §6) re-validated on the parse of the re-hashed member bytes, per member "
+                "and across the set",
+                *(("every quotation of the re-hashed member bytes re-checked against the stored source snapshot",)
+                  if snapshots.current_snapshot(run) is not None else ()),
                 "every mapping, integration issue, amendment and unresolved conflict decided before approval",
             ),
         ),
@@ -612,7 +615,7 @@ _OPENING_IDS = re.compile(rf"^\s*{_ONE}(?:\s*(?:,|and|,\s*and)\s+{_ONE})*(?![\w-
 
 
 def _amendment_entries(members: list[_Member], aliases: dict[str, str]) -> tuple[list, list]:
-    """(amendments, unresolved conflicts) of the freshly parsed members, each with the reviewer's
+    """(amendments, unresolved conflicts) of the re-hashed members, each with the reviewer's
     decision on it (a supersession's follows its mapping) and, for a value amendment, the canonical
     record it amends. A paragraph without a decision on exactly its text refuses finalization:
     approval waits for every one."""

@@ -80,6 +80,7 @@ def test_the_result_states_how_many_quotations_were_verified_against_which_snaps
     section = markdown[markdown.rindex("### Deterministic validation"):markdown.rindex("### Blockers")]
     digest = hashlib.sha256(checked_run.archive).hexdigest()
     assert f"{verified} of {len(statuses)} quotations verified against snapshot {digest}." in section
+    assert "- every quotation of the re-hashed member bytes re-checked against the stored source snapshot\n" in section
 
 
 @pytest.mark.django_db
