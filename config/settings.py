@@ -176,6 +176,9 @@ API_ANON_THROTTLE_RATE = env_str("API_ANON_THROTTLE_RATE", "600/minute")
 # window, every login path refuses and the login form answers 429 (reviews/login_throttle.py).
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900)
+# Where the client address of a login is read, to count failures per address too: "" (per user name
+# only, the default), REMOTE_ADDR (clients connect directly) or a trusted proxy's header (HTTP_X_REAL_IP).
+LOGIN_CLIENT_ADDRESS = env_str("LOGIN_CLIENT_ADDRESS", "")
 SPECTACULAR_SETTINGS = {
     "TITLE": "Analysis review and reconciliation API",
     "DESCRIPTION": "Runs, member reports, records, mappings, decisions, results and the audit trail.",

@@ -4,8 +4,13 @@ The counting lives in the authentication backend, so the app's login form, Djang
 and any other `authenticate()` call share it. While a user name or an address is locked out, the
 backend refuses before checking the password (the password hasher never runs); the app's login
 form answers 429 (reviews/views.py LoginView). Counts are kept in the default cache for
-LOGIN_FAILURE_WINDOW_SECONDS; an address may fail five times as often as one user name, since
-several reviewers can share one address. A lockout is audited once, when it begins.
+LOGIN_FAILURE_WINDOW_SECONDS. A lockout is audited once, when it begins.
+
+Failures are also counted per client address only when LOGIN_CLIENT_ADDRESS names where that
+address is read (`REMOTE_ADDR` when clients connect directly, or the request header a trusted
+proxy sets, e.g. `HTTP_X_REAL_IP`): behind a proxy REMOTE_ADDR is the proxy's for everyone, and
+counting it would let anyone lock every user out. An address may fail five times as often as one
+user name, since several reviewers can share one address.
 """
 from __future__ import annotations
 
@@ -20,11 +25,17 @@ def _username(username) -> str:
 
 
 def _address(request) -> str:
-    return request.META.get("REMOTE_ADDR", "") if request is not None else ""
+    """The client address failures are counted by, or "" when they are not (see the module docstring)."""
+    source = settings.LOGIN_CLIENT_ADDRESS
+    if request is None or not source:
+        return ""
+    return request.META.get(source, "").split(",")[0].strip()
 
 
-def _keys(request, username) -> tuple[str, str]:
-    return f"login-failures:user:{_username(username)}", f"login-failures:addr:{_address(request)}"
+def _keys(request, username) -> tuple[str, ...]:
+    address = _address(request)
+    user_key = f"login-failures:user:{_username(username)}"
+    return (user_key, f"login-failures:addr:{address}") if address else (user_key,)
 
 
 def _limits() -> tuple[int, int]:
@@ -32,9 +43,7 @@ def _limits() -> tuple[int, int]:
 
 
 def is_locked(request, username) -> bool:
-    user_key, addr_key = _keys(request, username)
-    user_limit, addr_limit = _limits()
-    return cache.get(user_key, 0) >= user_limit or (request is not None and cache.get(addr_key, 0) >= addr_limit)
+    return any(cache.get(key, 0) >= limit for key, limit in zip(_keys(request, username), _limits()))
 
 
 def record_failure(request, username) -> None:
@@ -47,8 +56,7 @@ def record_failure(request, username) -> None:
         except ValueError:  # expired between add and incr
             cache.set(key, 1, timeout=window)
             counts.append(1)
-    user_limit, addr_limit = _limits()
-    if counts[0] == user_limit or (request is not None and counts[1] == addr_limit):
+    if any(count == limit for count, limit in zip(counts, _limits())):
         from .services import record_login_lockout
 
         record_login_lockout(username=str(username or "")[:150], address=_address(request), failures=max(counts))

@@ -239,6 +239,28 @@ def test_failed_logins_lock_the_user_name_out_with_429_and_an_audit_event(settin
 
 
 @pytest.mark.django_db
+def test_failures_count_per_address_only_where_the_address_is_said_to_be_the_clients(settings, reviewer):
+    """Behind a proxy every login arrives from the proxy's address: counting it by default would let
+    anyone lock every user out. With LOGIN_CLIENT_ADDRESS set, an address fails five times the limit."""
+    settings.LOGIN_FAILURE_LIMIT = 1
+
+    def spray(address: str) -> None:  # one failure each for five new user names, from one address
+        for n in range(5):
+            Client(REMOTE_ADDR=address).post("/login/", {"username": f"nobody-{address}-{n}", "password": "wrong"})
+
+    spray("10.0.0.1")
+    assert Client(REMOTE_ADDR="10.0.0.1").post(
+        "/login/", {"username": "reviewer-1", "password": "pw-reviewer-1-123"}).status_code == 302
+
+    settings.LOGIN_CLIENT_ADDRESS = "REMOTE_ADDR"
+    spray("10.0.0.2")
+    refused = Client(REMOTE_ADDR="10.0.0.2").post("/login/", {"username": "reviewer-1", "password": "pw-reviewer-1-123"})
+    assert refused.status_code == 429
+    assert Client(REMOTE_ADDR="10.0.0.3").post(
+        "/login/", {"username": "reviewer-1", "password": "pw-reviewer-1-123"}).status_code == 302
+
+
+@pytest.mark.django_db
 def test_a_successful_login_clears_the_user_names_failures(settings, reviewer):
     settings.LOGIN_FAILURE_LIMIT = 3
     client = Client()
