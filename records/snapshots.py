@@ -33,7 +33,7 @@ from .models import (
     SourceFile,
     SourceSnapshot,
 )
-from .services import UploadRefused, _queue_after_commit, current_versions, refuse_closed_run
+from .services import UploadRefused, current_versions, refuse_closed_run, request_validation
 from .validation import Finding, MemberInput, _report_generation
 
 logger = logging.getLogger(__name__)
@@ -192,12 +192,13 @@ def _reupload(*, run: Run, snapshot: SourceSnapshot, actor: Actor) -> SourceSnap
 
 
 def _revalidate(run: Run, actor: Actor, *, reason: str) -> None:
-    """Queue the run's validation (which checks the quotations) once this transaction commits."""
+    """Ask for the run's validation (which checks the quotations), as a member upload does: through its
+    pending ValidationRequest, which the validate task claims in any status, a failed run's included."""
     if not MemberReport.objects.filter(run=run).exists():
         return  # nothing to check yet: each member upload queues the validation
     if run.status == Run.Status.IN_REVIEW:
         set_run_status(run=run, status=Run.Status.VALIDATING, actor=actor, reason=reason)
-    _queue_after_commit("validate_run", run.pk)
+    request_validation(run)
 
 
 # --- the check (called by validation, inside its transaction) -------------

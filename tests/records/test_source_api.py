@@ -435,3 +435,21 @@ def test_a_check_that_breaks_still_completes_validation_with_an_error(agent, run
     findings = agent.get(f"/api/runs/{run.run_id}/validation/").json()["findings"]
     [failed] = [f for f in findings if f["code"] == "quote-check-failed"]
     assert failed["severity"] == "error" and "injected fault" in failed["message"]
+
+
+@pytest.mark.django_db
+def test_a_snapshot_uploaded_to_a_failed_run_still_gets_its_quotations_checked(agent, run_factory,
+                                                                              django_capture_on_commit_callbacks):
+    """The snapshot asks for validation as uploads do (a ValidationRequest): a bare queued task found no
+    request on a failed run and checked nothing, leaving every quotation unverified."""
+    run = run_factory()
+    with django_capture_on_commit_callbacks(execute=True):
+        post_member(agent, run, memory_report(quote("db.insert(row)", f"`src/store.py` @ `{COMMIT}`")))
+    overlong = "# Runtime\n\n## Shared records\n\n#### RT-OBJ-" + "a" * 130 + " — X\n\ntext\n"
+    with django_capture_on_commit_callbacks(execute=True):
+        post_member(agent, run, overlong, role="runtime")
+    run.refresh_from_db()
+    assert run.status == Run.Status.FAILED
+    with django_capture_on_commit_callbacks(execute=True):
+        assert post_source(agent, run, tar_gz(SOURCE)).status_code == 201
+    assert list(QuotationCheck.objects.filter(run=run).values_list("status", flat=True)) == ["verified"]
