@@ -24,9 +24,10 @@ incoherent decisions: the reconciliation page's conflicts filter shows exactly t
 """
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+
+from records import ids
 
 MAPPED, NEW, NO_COUNTERPART, REJECTED, OPEN = "mapped", "new", "no-counterpart", "rejected", "open"
 DISPOSITIONS = (MAPPED, NEW, NO_COUNTERPART, REJECTED, OPEN)
@@ -60,13 +61,10 @@ CONFLICT_CODES = (SEVERAL_PLACES, REJECTED_TARGET, UNKNOWN_TARGET, CONFLICTING_C
 BLOCKER_CODES = (RUN_STATUS, NO_MEMBERS, VALIDATION_PENDING, VALIDATION_STALE, VALIDATION_ERROR, OPEN_DISPOSITION,
                  OPEN_ALTERNATIVE, OPEN_ISSUE, OPEN_AMENDMENT) + CONFLICT_CODES
 
-_ID = re.compile(r"(?<![A-Za-z0-9-])(?:(?:RT|MEM|EPI)-)?(?:CMP|OBJ|RTE|CLM|ABS|BAP)-"
-                 r"(?:\d+|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*){0,2})(?![A-Za-z0-9-])")
-
-
 def ids_in(text: str) -> list[str]:
-    """Every full record ID written in `text`, in order, once each."""
-    return list(dict.fromkeys(_ID.findall(text or "")))
+    """Every full record ID written in `text`, in order, once each, by the parser's own ID grammar
+    (records.ids), so an amendment or `Part of:` names here exactly what the report was read to name."""
+    return list(ids.unique_ids(text or ""))
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,18 @@ def test_an_accepted_amendment_naming_a_record_without_a_place_is_a_conflict():
     assert carried.blockers == ()
 
 
+def test_an_amendment_names_a_record_as_the_parser_reads_it_even_joined_to_a_word():
+    """`EPI-OBJ-2-level` names EPI-OBJ-2 to the parser (records.ids); a second ID grammar here once read
+    no ID there, so the accepted amendment about a record without a place raised no blocker."""
+    amendment = AmendmentFact(pk=7, member="reconciliation", line=12, kind="amendment", state="accepted",
+                              text="The EPI-OBJ-2-level `Part of:` becomes MEM-OBJ-1.")
+    standing = d.standing(facts(m(1, "EPI-OBJ-2", "new", "", "rejected", rationale="no"),
+                                m(2, "MEM-OBJ-1", "new", "OBJ-5", "accepted", "memory"),
+                                amendments=[amendment],
+                                canonical=CANONICAL + (CanonicalFact("OBJ-5", "active", source_record_id="MEM-OBJ-1"),)))
+    assert [(b.code, b.record) for b in standing.blockers] == [("amendment_on_rejected", "EPI-OBJ-2")]
+
+
 def test_an_accepted_issue_naming_a_rejected_record_is_a_conflict_and_an_open_one_blocks():
     standing = d.standing(facts(m(1, "EPI-OBJ-2", "new", "", "rejected", rationale="no"), issues=[
         IssueFact(pk=4, member="epistemic", index=1, state="accepted", references=("EPI-OBJ-2", "RT-OBJ-1")),
