@@ -44,21 +44,21 @@ class ReadResult:
     no_place: frozenset[str]
 
 
-def _sections(lines: list[str]) -> dict[str, list[str]]:
-    """'## Title' and '### Title' → their lines (up to the next heading of the same or a higher level)."""
-    found: dict[str, list[str]] = {}
+def _sections(lines: list[str]) -> dict[tuple[str, ...], list[str]]:
+    """The path of '## Title' / '### Title' headings, e.g. ("Reconciliation", "Mappings") → its lines (up to
+    the next heading of the same or a higher level). Keyed by path, not title: the members' prose is
+    carried under '## <Member> report' and may have its own "Limitations" or "Dispositions"."""
+    found: dict[tuple[str, ...], list[str]] = {}
     open_: list[tuple[int, str]] = []
     for line in lines:
         match = _HEADING.match(line)
         if match and len(match.group(1)) <= 3:
             level = len(match.group(1))
-            open_ = [(lvl, key) for lvl, key in open_ if lvl < level]
-            key = match.group(2).strip()
-            found.setdefault(key, [])
-            open_.append((level, key))
+            open_ = [(lvl, title) for lvl, title in open_ if lvl < level] + [(level, match.group(2).strip())]
+            found.setdefault(tuple(title for _lvl, title in open_), [])
             continue
-        for _level, key in open_:
-            found[key].append(line)
+        for depth in range(1, len(open_) + 1):
+            found[tuple(title for _lvl, title in open_[:depth])].append(line)
     return found
 
 
@@ -70,10 +70,10 @@ def _cells(row: str) -> list[str]:
 def read_result(markdown: str) -> ReadResult:
     lines = markdown.split("\n")
     sections = _sections(lines)
-    shared = frozenset(m.group("id") for line in sections.get("Shared records", [])
+    shared = frozenset(m.group("id") for line in sections.get(("Shared records",), [])
                        if (m := _DECLARATION.match(line)))
     mappings, unreadable = [], []
-    for row in [line for line in sections.get("Mappings", []) if line.startswith("|")][2:]:
+    for row in [line for line in sections.get(("Reconciliation", "Mappings"), []) if line.startswith("|")][2:]:
         cells = _cells(row)
         if len(cells) != 4:
             unreadable.append(row)
@@ -87,14 +87,14 @@ def read_result(markdown: str) -> ReadResult:
             continue
         mappings.append((source, relation, target))
     rows = []
-    table = [line for line in sections.get("Dispositions", []) if line.startswith("|")]
+    table = [line for line in sections.get(("Reconciliation", "Dispositions"), []) if line.startswith("|")]
     for row in table[2:]:
         cells = _cells(row)
         if len(cells) >= 5:
             record, member, disposition, relation, target = cells[:5]
             rows.append((record, member, disposition, "" if relation == "—" else relation,
                          "" if target == "—" else target))
-    no_place = frozenset(m.group("id") for line in sections.get("Limitations", []) for m in _NO_PLACE.finditer(line))
+    no_place = frozenset(m.group("id") for line in sections.get(("Limitations",), []) for m in _NO_PLACE.finditer(line))
     return ReadResult(shared=shared, mappings=tuple(mappings), unreadable_mappings=tuple(unreadable),
                       dispositions=tuple(rows), no_place=no_place)
 

@@ -60,3 +60,16 @@ def test_it_finds_a_cited_canonical_id_that_shared_records_lacks():
     text = rendered().replace("#### CMP-1 — withSupermemory wrapper", "#### CMP-7 — withSupermemory wrapper")
     assert check_result(text, member_records=RECORDS, accepted=ACCEPTED) == [
         "CMP-1 is cited but is not a record of Shared records"]
+
+
+def test_a_members_own_limitations_or_dispositions_section_is_not_read_as_the_results():
+    """Members' prose is carried under '## <Member> report'; its '### Limitations' or '### Dispositions'
+    once merged into the result's own sections by title, failing a coherent result at finalization."""
+    text = rendered()
+    prose = ("## Memory report (`memory.md`)\n\n### Limitations\n\n"
+             "- MEM-OBJ-1 has no place in the shared set, the analyst feared.\n\n### Dispositions\n\n"
+             "| record | member | disposition | relation | place |\n|---|---|---|---|---|\n"
+             "| MEM-OBJ-1 | memory | kept | — | — |\n\n")
+    text = text.replace("## Reconciliation\n", prose + "## Reconciliation\n", 1)
+    assert prose in text
+    assert check_result(text, member_records=RECORDS, accepted=ACCEPTED) == []
