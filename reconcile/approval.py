@@ -398,8 +398,11 @@ def _render(run: Run, approval: Approval) -> tuple[str, dict]:
         )
     warnings = sum(1 for f in findings if f.severity == WARNING)
     standing = run_standing(run)
-    late = [b for b in standing.blockers if b.code in dispositions.CONFLICT_CODES + (
-        dispositions.OPEN_DISPOSITION, dispositions.OPEN_ALTERNATIVE)]
+    # Every blocker about the decisions (an open issue included); the run's status and its validation
+    # are what this finalization re-checks itself above (re-hashed, re-validated).
+    checked_here = (dispositions.RUN_STATUS, dispositions.NO_MEMBERS, dispositions.VALIDATION_PENDING,
+                    dispositions.VALIDATION_STALE, dispositions.VALIDATION_ERROR)
+    late = [b for b in standing.blockers if b.code not in checked_here]
     if late:
         raise FinalizationRefused("the decisions no longer support approval: " + "; ".join(b.message for b in late[:3]))
     data = gather_result_input(

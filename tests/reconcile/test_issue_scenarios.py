@@ -236,6 +236,24 @@ def test_revise_starts_the_next_run_with_the_same_members_and_decisions_and_leav
         CanonicalRecord.objects.filter(run=final).values_list("canonical_id", "state"))
 
 
+def test_finalization_refuses_when_an_issue_is_open_again_after_approval(corpus_run, reviewer,
+                                                                        django_capture_on_commit_callbacks):
+    """Whatever reopened it behind approval's back (a fault, a hand edit), an open issue is not signed as
+    decided: finalization checks every decision blocker, not a chosen few (it once left out open_issue)."""
+    from reconcile.models import IssueDecision
+
+    decide_everything(reviewer)
+    with django_capture_on_commit_callbacks(execute=False):
+        assert reviewer.post(f"{API}/approve/", {"note": NOTE}, format="json").status_code == 201
+    IssueDecision.objects.filter(run=corpus_run).filter(pk=IssueDecision.objects.filter(run=corpus_run)
+                                                         .order_by("pk").values("pk")[:1]).update(state="proposed")
+    assert approval.finalize_run(run=corpus_run, actor=WORKER) is None
+    corpus_run.refresh_from_db()
+    assert corpus_run.status == Run.Status.FAILED
+    assert corpus_run.status_reason.startswith("the decisions no longer support approval: ")
+    assert "issue" in corpus_run.status_reason and not Result.objects.filter(run=corpus_run).exists()
+
+
 def test_finalization_refuses_a_result_that_fails_its_self_check(corpus_run, reviewer, monkeypatch,
                                                                   django_capture_on_commit_callbacks):
     decide_everything(reviewer)
