@@ -1,7 +1,6 @@
 """Reviewer pages for the final result and for approving, reopening and retrying (DESIGN §5, §7)."""
 from __future__ import annotations
 
-import nh3
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
@@ -9,7 +8,6 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from markdown_it import MarkdownIt
 
 from reviews.access import DECIDE, READ_RUNS, check_role, has_any_role
 from reviews.audit import Actor
@@ -21,11 +19,6 @@ from .models import Result
 from .panels import blockers_context, final_notice
 from .result_toc import render_with_contents
 
-# Reports contain `<`, `>` and backticks: raw HTML in the Markdown is never passed through, and
-# whatever markdown-it produces is sanitised again before it reaches the page.
-_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
-
-
 def split_front_matter(markdown: str) -> tuple[str, str]:
     """(front matter text, body) of a result; the JSON front matter sits between two `---` lines."""
     if markdown.startswith("---\n"):
@@ -33,10 +26,6 @@ def split_front_matter(markdown: str) -> tuple[str, str]:
         if end != -1:
             return markdown[4:end], markdown[end + 5:]
     return "", markdown
-
-
-def markdown_html(markdown: str) -> str:
-    return mark_safe(nh3.clean(_MARKDOWN.render(markdown)))  # noqa: S308 — sanitised by nh3 just above
 
 
 def approve_panel_context(request, run: Run) -> dict:

@@ -7,6 +7,7 @@ claims its work first, so running one twice changes nothing.
 """
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import json
 import logging
@@ -115,6 +116,9 @@ def check_report_bytes(content: bytes) -> str:
     if len(content) > settings.MAX_UPLOAD_BYTES:
         raise ReportTooLarge(f"the report is {len(content)} bytes; the limit is {settings.MAX_UPLOAD_BYTES} bytes",
                              details={"size": len(content), "limit": settings.MAX_UPLOAD_BYTES})
+    if content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise NotText("UTF-16 text (it starts with a UTF-16 byte-order mark); save the report as UTF-8",
+                      details={"offset": 0})
     nul = content.find(b"\x00")
     if nul != -1:
         raise NotText(f"binary content: a NUL byte at byte offset {nul}; reports are UTF-8 text",

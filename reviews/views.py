@@ -1,4 +1,3 @@
-import json
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -75,12 +74,6 @@ def healthz(request):
 RECONCILE_OBJECTS = {"mapping", "integration_issue", "issue_decision", "canonical_record"}
 
 
-def _compact_json(value) -> str:
-    if value is None:
-        return ""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-
-
 @login_required
 @require_GET
 def run_audit(request, run_id: str):
@@ -103,8 +96,6 @@ def run_audit(request, run_id: str):
             "event": event,
             "object_url": urls[event.pk],
             "changes": changed_fields(event.before, event.after),
-            "before": _compact_json(event.before),
-            "after": _compact_json(event.after),
         }
         for event in events
     ]

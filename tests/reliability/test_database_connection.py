@@ -52,7 +52,6 @@ def app_server(tmp_path):
         port = free_port()
         env = app_env(DATABASE_URL=f"{database_url_of_the_tests()}?application_name={name}", CONN_MAX_AGE="60",
                       VAR_DIR=str(tmp_path), **extra)
-        env.pop("REDIS_URL", None)
         servers.append(spawn(["-m", "gunicorn", "config.wsgi", "--workers", "1", "--bind", f"127.0.0.1:{port}",
                               "--log-level", "warning"], env, tmp_path / f"{name}.log"))
         return f"http://127.0.0.1:{port}", name

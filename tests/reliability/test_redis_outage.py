@@ -95,11 +95,4 @@ def test_uploads_during_a_redis_outage_are_accepted_and_processed_when_it_return
     assert hashlib.sha256(bytes(stored.content)).hexdigest() == accepted["memory"]["sha256"]
     assert stored.counts["declarations"] == 18
     connection.close()
-    # Only the private server went down: the suite's own Redis still answers.
-    from django.conf import settings
-
-    if settings.REDIS_URL:
-        import redis as redis_client
-
-        assert redis_client.Redis.from_url(settings.REDIS_URL).ping()
 

@@ -125,8 +125,8 @@ def multipart(client, run, role, content: bytes, filename="report.md", content_t
     (b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, "NUL"),
     (b"# Report\n\nbad byte \xff\xfe here\n", "UTF-8"),
     (b"# Report\n\ntruncated \xe2\x82\n", "UTF-8"),
-    ("\ufeff# Report in UTF-16\n".encode("utf-16"), ""),
-    ("# Report in UTF-16BE\n".encode("utf-16-be"), ""),
+    ("\ufeff# Report in UTF-16\n".encode("utf-16"), "UTF-16"),
+    ("# Report in UTF-16BE\n".encode("utf-16-be"), "NUL"),
     (b"# Report\n\nhidden\x00NUL\n", "NUL"),
 ])
 def test_bytes_that_are_not_utf8_text_are_a_415_naming_the_problem(content, words, run, agent):
@@ -174,7 +174,7 @@ def test_path_like_and_crlf_filenames_are_stored_as_a_plain_name(filename, store
     raw = agent.get(f"/api/runs/{run.run_id}/members/memory/raw")
     assert raw.status_code == 200 and raw.content == MEMORY_SMALL.encode()
     disposition = raw.headers["Content-Disposition"]
-    assert "\r" not in disposition and "\n" not in disposition and "Set-Cookie" not in raw.cookies
+    assert "\r" not in disposition and "\n" not in disposition and "Set-Cookie" not in raw.headers
 
 
 def test_a_multipart_filename_with_crlf_and_path_is_stored_as_a_plain_name(run, agent):

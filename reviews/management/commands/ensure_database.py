@@ -19,7 +19,10 @@ class Command(BaseCommand):
             connection.ensure_connection()
             return
         except OperationalError as error:
-            if "does not exist" not in str(error):
+            # 3D000 invalid_catalog_name; libpq's connection errors may carry no SQLSTATE, so the
+            # English text (lc_messages) is the fallback.
+            missing = getattr(error.__cause__, "sqlstate", None) == "3D000" or "does not exist" in str(error)
+            if not missing:
                 raise
         name = connection.settings_dict["NAME"]
         # Django's own way in when the database is missing: a cursor on the server's `postgres` database.
