@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from records import run_identity
-from records.services import BundleRefused, import_bundle, read_bundle
+from records.services import BundleRefused, ingest_bundle, read_bundle
 from reviews.audit import Actor
 from reviews.models import Run
 from reviews.services import create_run
@@ -16,12 +16,13 @@ def import_run(*, archive: bytes, actor: Actor, user=None) -> tuple[Run, list]:
     Raises BundleRefused/BundleTooLarge for an archive, pin or identity problem
     (nothing stored) and `reviews.services.RunExists` when the run exists.
     """
-    files, manifest, _pins, roles = read_bundle(archive)
+    bundle = read_bundle(archive)
+    files, manifest, _pins, roles = bundle
     try:
         identity = run_identity.identity_of(manifest, {name: files[name] for name in roles})
     except run_identity.IdentityError as error:
         raise BundleRefused(str(error), details={"problems": error.problems}) from None
     with transaction.atomic():
         run = create_run(actor=actor, user=user, **identity)
-        results = import_bundle(run=run, archive=archive, actor=actor)
+        results = ingest_bundle(run=run, bundle=bundle, actor=actor)
     return run, results

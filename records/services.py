@@ -629,7 +629,12 @@ def read_bundle(archive: bytes) -> tuple[dict[str, bytes], dict, dict[str, str],
 
 def import_bundle(*, run: Run, archive: bytes, actor: Actor) -> list[tuple[MemberVersion, bool]]:
     """Ingest every member of a run directory (zip or tar.gz) whose pins all hold, or none of them."""
-    files, manifest, pins, roles = read_bundle(archive)
+    return ingest_bundle(run=run, bundle=read_bundle(archive), actor=actor)
+
+
+def ingest_bundle(*, run: Run, bundle, actor: Actor) -> list[tuple[MemberVersion, bool]]:
+    """`import_bundle` of a run directory already read by `read_bundle` (the archive is unpacked once)."""
+    files, manifest, pins, roles = bundle
     if not roles:
         raise BundleRefused(f"{archives.MANIFEST_NAME}: pins no member file", details={"problems": []})
     for name in sorted(roles):
