@@ -13,6 +13,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.celery import app as celery_app
 from reviews.access import READ_RUNS, UPLOAD
 from reviews.api import RunSerializer, get_run_for
 from reviews.api_errors import ApiError
@@ -151,7 +152,7 @@ class MemberUploadView(APIView):
                                                              actor=Actor.for_request(request))
         except services.UploadRefused as error:
             raise refusal(error) from None
-        if settings.CELERY_TASK_ALWAYS_EAGER:  # the parse ran in process on commit: show its outcome
+        if celery_app.conf.task_always_eager:  # the parse ran in process on commit: show its outcome
             version.refresh_from_db(fields=["status", "status_reason", "counts"])
         return Response(MemberVersionSerializer(version).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
