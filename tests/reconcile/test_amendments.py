@@ -9,7 +9,7 @@ from django.db import connection
 
 from reconcile import services
 from reconcile.approval import ApprovalBlocked, approve_run, approval_blockers, finalize_run
-from reconcile.models import AmendmentDecision, Mapping
+from reconcile.models import AmendmentDecision, Mapping, Result
 from reconcile.services import InvalidDecision, ProposalError, StaleVersion, amendment_sha256
 from records.parsing import parse_report
 from reviews.audit import Actor, verify_chain
@@ -358,7 +358,11 @@ def test_finalization_refuses_a_paragraph_without_a_decision_on_its_text(corpus_
     assert finalize_run(run=corpus_ready_run, actor=WORKER) is None
     corpus_ready_run.refresh_from_db()
     assert corpus_ready_run.status == Run.Status.FAILED
-    assert f"reconciliation.md line {row.line}: the amendment there has no decision" in corpus_ready_run.status_reason
+    # Refused by the decision blockers finalization re-reads (the text changed since its decision).
+    assert corpus_ready_run.status_reason.startswith("the decisions no longer support approval: ")
+    assert f"amendment at line {row.line} is undecided (text changed since its decision)" in \
+        corpus_ready_run.status_reason
+    assert not Result.objects.filter(run=corpus_ready_run).exists()
 
 
 def test_decision_progress_counts_amendments_in_three_queries(instinctual_run, django_assert_max_num_queries):
