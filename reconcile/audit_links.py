@@ -11,6 +11,8 @@ from urllib.parse import urlencode
 
 from reviews.audit_links import register
 
+from .dispositions import mapping_link
+
 
 def _page(run, **query) -> str:
     query = {k: v for k, v in query.items() if v}
@@ -26,7 +28,8 @@ def _mappings(run, events) -> dict:
 
     roles = dict(Mapping.objects.filter(run=run, pk__in=_ids(events))
                  .values_list("pk", "source_record__member_version__member__role"))
-    return {e.pk: f"{_page(run, member=roles.get(int(e.object_id)))}#pair-{e.object_id}"
+    # A mapping stated by a reconciliation or result has no member record: its row is under "statements".
+    return {e.pk: mapping_link(run.run_id, roles[int(e.object_id)], int(e.object_id))
             for e in events if str(e.object_id).isdigit() and int(e.object_id) in roles}
 
 
