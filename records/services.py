@@ -368,31 +368,49 @@ def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | No
     parse_cache.remember(version.sha256, report)  # validation, sync and finalization read this parse again
     run = version.member.run
     records, issues = _rows(run, version, report)
+    outcome = {"counts": report.counts(), "front_matter": _json_safe(report.front_matter),
+              "doc_type": report.doc_type[:200], "generation": report.generation[:30],
+              "parsed": _parsed_json(report), "status": MemberVersion.Status.PARSED, "status_reason": "",
+              "parsed_at": now}
     with transaction.atomic():
         run = lock_run(run)  # always the run first: one lock order for every writer of this run
-        locked = MemberVersion.objects.select_for_update().defer("content", "parsed").get(pk=version_pk)
-        if locked.status != MemberVersion.Status.PARSING or locked.claimed_at != now:
+        # Written only while this parse's claim still holds (the UPDATE locks the row and re-checks it).
+        claim_holds = MemberVersion.objects.filter(pk=version_pk, status=MemberVersion.Status.PARSING,
+                                                   claimed_at=now).update(**outcome)
+        if not claim_holds:
             return None  # a later claim took the work over
-        if locked.attempts > 1:
+        if version.attempts > 1:
             # Only a parse commits rows, and every parse claims first (attempts + 1): on the first claim there
             # are none to replace, which spares the delete's two reads of its dependents.
-            Record.objects.filter(member_version=locked).delete()
-            IntegrationIssue.objects.filter(member_version=locked).delete()
+            Record.objects.filter(member_version=version).delete()
+            IntegrationIssue.objects.filter(member_version=version).delete()
         Record.objects.bulk_create(records)
         IntegrationIssue.objects.bulk_create(issues)
-        locked.counts = report.counts()
-        locked.front_matter = _json_safe(report.front_matter)
-        locked.doc_type = report.doc_type[:200]
-        locked.generation = report.generation[:30]
-        locked.parsed = _parsed_json(report)
-        locked.status, locked.status_reason, locked.parsed_at = MemberVersion.Status.PARSED, "", now
-        locked.save(update_fields=["counts", "front_matter", "doc_type", "generation", "parsed", "status",
-                                   "status_reason", "parsed_at"])
+        for field, value in outcome.items():
+            setattr(version, field, value)
         record_event(run=run, actor=actor, action="member.parsed", object_type="member_version",
-                     object_id=_version_label(version.member.role, locked.version),
-                     after={"counts": locked.counts, "sha256": locked.sha256, "generation": locked.generation})
+                     object_id=_version_label(version.member.role, version.version),
+                     after={"counts": version.counts, "sha256": version.sha256, "generation": version.generation})
+        _validate_after_parse(run, actor=actor)
+    return version
+
+
+def _validate_after_parse(run: Run, *, actor: Actor) -> None:
+    """Validate the run in the parse's own transaction (its lock held) once no current member waits for a parse.
+
+    The last parse of a burst validates the run's latest state; earlier ones find
+    a member still waiting and leave it to that one. A pending request (from a
+    snapshot upload, say) is claimed too, so its task finds nothing to do. If
+    validation itself fails (a bug, not bad content), the parse still commits and
+    the run's validation is queued as its own task instead.
+    """
+    try:
+        with transaction.atomic():  # a savepoint: a failing validation must not take the parse with it
+            ValidationRequest.objects.filter(run=run).delete()
+            _validate_locked(run, actor=actor)
+    except Exception:  # noqa: BLE001 — logged; validate_run retries it apart and records its outcome
+        logger.exception("validation after the parse failed on run %s; queued apart", run.run_id)
         request_validation(run)
-    return locked
 
 
 def _fail_version(*, version: MemberVersion, claimed_at, actor: Actor, reason: str) -> MemberVersion | None:
@@ -506,7 +524,7 @@ def _validate_locked(locked_run: Run, *, actor: Actor, canonical_ids: Collection
                      revises=locked_run.revised_run_ids())
     found = validate_set(inputs, facts, canonical_ids=canonical_ids, extra_mappings=extra_mappings)
     from .snapshots import check_quotations  # quotations against the source snapshot (records/snapshots.py)
-    found = check_quotations(run=locked_run, versions=usable, inputs=inputs, found=found, actor=actor)
+    found, quotations = check_quotations(run=locked_run, versions=usable, inputs=inputs, found=found)
     _manifest_text, digest = run_manifest(versions)
     report = _store_findings(locked_run, versions, digest, found)
     locked_run.manifest_sha256 = digest
@@ -528,6 +546,8 @@ def _validate_locked(locked_run: Run, *, actor: Actor, canonical_ids: Collection
              "members": {v.member.role: v.sha256 for v in versions}}
     if move:
         after["run_status"] = move
+    if quotations is not None:  # the quotation check's rows changed: its snapshot and totals per status
+        after["quotations"] = quotations
     record_event(run=locked_run, actor=actor, action="run.validated", object_type="run",
                  object_id=locked_run.run_id, after=after)
     _queue_reconcile_sync(locked_run.pk)

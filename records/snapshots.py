@@ -232,26 +232,28 @@ def _signature(rows) -> list[tuple]:
 
 def check_quotations(
     *, run: Run, versions: Sequence[MemberVersion], inputs: Sequence[MemberInput], found: Sequence[Finding],
-    actor: Actor,
-) -> list[Finding]:
+) -> tuple[list[Finding], dict | None]:
     """Check every citation of `inputs` (parsed `versions`, in the same order) against the current snapshot.
 
     Keeps one QuotationCheck per citation of the current versions (rows of
-    older versions are dropped) and returns `found` with the check's findings.
-    Idempotent: the same members and snapshot leave the rows as they are and
-    write no audit event. A failure of the check itself (a bug, not bad
-    content) leaves the rows as they were and becomes one error finding, so
-    the run's validation still completes and approval waits.
+    older versions are dropped). Returns `found` with the check's findings,
+    and what changed for the validation's audit event (`run.validated`'s
+    `after.quotations`): the snapshot and the totals per status, or None when
+    the same members and snapshot left the rows as they were. A failure of
+    the check itself (a bug, not bad content) leaves the rows as they were and
+    becomes one error finding, so the run's validation still completes and
+    approval waits.
     """
+    change = None
     try:
         with transaction.atomic():  # a savepoint: a failed check rolls back only its own writes
-            quote_findings = _check(run=run, versions=versions, inputs=inputs, actor=actor)
+            quote_findings, change = _check(run=run, versions=versions, inputs=inputs)
     except Exception as error:  # noqa: BLE001 — recorded as a finding; the traceback goes to the log
         logger.exception("quotation check failed on run %s", run.run_id)
         quote_findings = [Finding("quote-check-failed", "error", "", "", 0,
                                   f"The quotation check failed ({type(error).__name__}: {error}); quotations are "
                                   "unchecked. Upload the snapshot again or report this to an administrator.")]
-    return quotes.merge_findings(found, quote_findings)
+    return quotes.merge_findings(found, quote_findings), change
 
 
 def _results(run: Run, inputs: Sequence[MemberInput]):
@@ -276,23 +278,21 @@ def recheck_quotations(*, run: Run, inputs: Sequence[MemberInput], found: Sequen
     return quotes.merge_findings(found, _results(run, inputs)[2])
 
 
-def _check(*, run: Run, versions: Sequence[MemberVersion], inputs: Sequence[MemberInput],
-           actor: Actor) -> list[Finding]:
+def _check(*, run: Run, versions: Sequence[MemberVersion],
+           inputs: Sequence[MemberInput]) -> tuple[list[Finding], dict | None]:
     snapshot, per_member, quote_findings = _results(run, inputs)
     rows: list[QuotationCheck] = []
     for version, results in zip(versions, per_member):
         rows += _rows(run, version, snapshot, results)
     existing = QuotationCheck.objects.filter(run=run)
-    if _signature(existing) != _signature(rows):
-        existing.delete()
-        QuotationCheck.objects.bulk_create(rows, batch_size=500)
-        quotations = [r.status for r in rows if r.kind == QuotationCheck.Kind.QUOTATION]
-        record_event(run=run, actor=actor, action="quotations.checked", object_type="run", object_id=run.run_id,
-                     after={"snapshot_sha256": snapshot.archive_sha256 if snapshot else None,
-                            "quotations": quotes.totals(quotations),
-                            "anchors": quotes.totals([r.status for r in rows if r.kind == QuotationCheck.Kind.ANCHOR]),
-                            "members": {v.member.role: v.sha256 for v in versions}})
-    return quote_findings
+    if _signature(existing) == _signature(rows):
+        return quote_findings, None
+    existing.delete()
+    QuotationCheck.objects.bulk_create(rows, batch_size=500)
+    change = {"snapshot_sha256": snapshot.archive_sha256 if snapshot else None,
+              "quotations": quotes.totals([r.status for r in rows if r.kind == QuotationCheck.Kind.QUOTATION]),
+              "anchors": quotes.totals([r.status for r in rows if r.kind == QuotationCheck.Kind.ANCHOR])}
+    return quote_findings, change
 
 
 def quotation_summary(run: Run) -> dict:

@@ -161,20 +161,32 @@ def lock_run(run: Run) -> Run:
     return Run.objects.select_for_update().get(pk=run.pk)
 
 
-def _lock_chain(run: Run | None) -> None:
-    """Serialise appends to one chain so concurrent writers cannot fork it.
+def _chain_head(run: Run | None) -> tuple[int, str] | None:
+    """Serialise appends to one chain so concurrent writers cannot fork it, then read its last (seq, hash).
 
     A run's chain is guarded by the run's row lock (see lock_run; re-taking it in
     the same transaction is one cheap statement). The run-less chain (tokens,
     logins) has no row, so it takes a transaction-scoped advisory lock instead.
+    SQLite serialises writers on its own database lock; UniqueConstraint(run, seq)
+    backs both. The head is read by a statement of its own, after the lock: under
+    READ COMMITTED only a statement that starts once the lock is granted sees the
+    event its previous holder committed. Plain SQL: every event of every service
+    passes here, and the ORM would rebuild the same two statements each time.
     """
-    if run is not None:
-        list(Run.objects.select_for_update().filter(pk=run.pk).values_list("pk", flat=True))
-    elif connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            # Two-int form: namespace 4242 keeps clear of other advisory locks.
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [4242, 0])
-    # SQLite serialises writers on its own database lock; UniqueConstraint(run, seq) backs both.
+    postgres = connection.vendor == "postgresql"
+    events = AuditEvent._meta.db_table
+    with connection.cursor() as cursor:
+        if run is not None:
+            if postgres:
+                cursor.execute(f'SELECT 1 FROM "{Run._meta.db_table}" WHERE "id" = %s FOR UPDATE', [run.pk])
+            cursor.execute(f'SELECT "seq", "hash" FROM "{events}" WHERE "run_id" = %s ORDER BY "seq" DESC LIMIT 1',
+                           [run.pk])
+        else:
+            if postgres:
+                # Two-int form: namespace 4242 keeps clear of other advisory locks.
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [4242, 0])
+            cursor.execute(f'SELECT "seq", "hash" FROM "{events}" WHERE "run_id" IS NULL ORDER BY "seq" DESC LIMIT 1')
+        return cursor.fetchone()
 
 
 def record_event(
@@ -195,8 +207,7 @@ def record_event(
     # Inside the caller's transaction no savepoint of its own: an event that cannot be written must
     # roll back the change it records, and two fewer statements per event matter on the upload path.
     with transaction.atomic(savepoint=False):
-        _lock_chain(run)
-        last = _chain(run).order_by("-seq").values_list("seq", "hash").first()
+        last = _chain_head(run)
         seq, prev_hash = (last[0] + 1, last[1]) if last else (1, GENESIS)
         event = AuditEvent(
             run=run,

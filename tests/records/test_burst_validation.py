@@ -19,40 +19,64 @@ def upload_all(run, capture):
                                               actor=ACTOR)[0] for seed, role in SEEDS.items()]
 
 
-def test_a_burst_of_parses_queues_one_validation_that_validates_the_latest_state(
+def test_a_burst_is_validated_once_by_its_last_parse_on_the_latest_state(
         run_factory, django_capture_on_commit_callbacks):
     run = run_factory()
     versions = upload_all(run, django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        for version in versions:
+        for version in versions[:-1]:  # a member still waits for its parse: no validation yet
             services.parse_member_version(version_pk=version.pk, actor=ACTOR)
-    assert len(queued) == 1  # one validate_run for the three parses
-    assert ValidationRequest.objects.filter(run=run).count() == 1
-
-    with django_capture_on_commit_callbacks(execute=False):
-        report, outcome = services.validate_requested(run=Run.objects.get(pk=run.pk), actor=ACTOR)
-    assert outcome == f"{report.errors} errors, {report.warnings} warnings"
+        assert not AuditEvent.objects.filter(run=run, action="run.validated").exists()
+        services.parse_member_version(version_pk=versions[-1].pk, actor=ACTOR)
+    assert [callback.__qualname__ for callback in queued] == ["_queue_reconcile_sync.<locals>.send"]  # no validate_run
     [event] = AuditEvent.objects.filter(run=run, action="run.validated")
+    assert event.actor == ACTOR.label
     assert event.after["members"] == {v.member.role: v.sha256 for v in versions}  # all three, once
     assert not ValidationRequest.objects.filter(run=run).exists()
     assert set(MemberVersion.objects.filter(pk__in=[v.pk for v in versions]).values_list("status", flat=True)) == {
         "validated"}
+    assert Run.objects.get(pk=run.pk).status == Run.Status.IN_REVIEW
 
-    # A duplicate delivery finds nothing pending and leaves the validated run alone.
+    # A duplicate delivery of the parse or of a validation finds nothing to do.
+    assert services.parse_member_version(version_pk=versions[-1].pk, actor=ACTOR) is None
     assert services.validate_requested(run=Run.objects.get(pk=run.pk), actor=ACTOR) == (None, "no validation pending")
     assert AuditEvent.objects.filter(run=run, action="run.validated").count() == 1
 
 
-def test_a_parse_after_the_claim_asks_for_a_new_validation(run_factory, django_capture_on_commit_callbacks):
+def test_the_validating_parse_claims_a_pending_request_so_its_task_does_nothing(
+        run_factory, django_capture_on_commit_callbacks):
     run = run_factory()
-    first, second, third = upload_all(run, django_capture_on_commit_callbacks)
-    with django_capture_on_commit_callbacks(execute=False):
-        services.parse_member_version(version_pk=first.pk, actor=ACTOR)
-        assert services.validate_requested(run=Run.objects.get(pk=run.pk), actor=ACTOR) == (None, "waiting for parses")
+    [version] = upload_all(run, django_capture_on_commit_callbacks)[:1]
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        services.parse_member_version(version_pk=second.pk, actor=ACTOR)
-        services.parse_member_version(version_pk=third.pk, actor=ACTOR)
-    assert len(queued) == 1  # the claim emptied the request: the next parse asks again, once
+        assert services.request_validation(run)  # as a snapshot upload asks, before the parse ends
+    assert len(queued) == 1
+    with django_capture_on_commit_callbacks(execute=False):
+        for other in MemberVersion.objects.filter(member__run=run).exclude(pk=version.pk):
+            services.parse_member_version(version_pk=other.pk, actor=ACTOR)
+        services.parse_member_version(version_pk=version.pk, actor=ACTOR)
+    assert not ValidationRequest.objects.filter(run=run).exists()
+    assert AuditEvent.objects.filter(run=run, action="run.validated").count() == 1
+    assert services.validate_requested(run=Run.objects.get(pk=run.pk), actor=ACTOR) == (None, "no validation pending")
+
+
+def test_a_validation_that_fails_leaves_the_parse_committed_and_queues_the_validation_apart(
+        run_factory, django_capture_on_commit_callbacks, monkeypatch):
+    run = run_factory()
+    [version] = upload_all(run, django_capture_on_commit_callbacks)[-1:]
+    for other in MemberVersion.objects.filter(member__run=run).exclude(pk=version.pk):
+        with django_capture_on_commit_callbacks(execute=False):
+            services.parse_member_version(version_pk=other.pk, actor=ACTOR)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug in validation")
+
+    monkeypatch.setattr(services, "_validate_locked", broken)
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        assert services.parse_member_version(version_pk=version.pk, actor=ACTOR).status == "parsed"
+    assert MemberVersion.objects.get(pk=version.pk).status == "parsed"
+    assert AuditEvent.objects.filter(run=run, action="member.parsed").count() == 3
+    assert ValidationRequest.objects.filter(run=run).count() == 1 and len(queued) == 1  # validate_run, apart
+    monkeypatch.undo()
     with django_capture_on_commit_callbacks(execute=False):
         report, _ = services.validate_requested(run=Run.objects.get(pk=run.pk), actor=ACTOR)
     assert report is not None and Run.objects.get(pk=run.pk).status == Run.Status.IN_REVIEW

@@ -58,8 +58,7 @@ def checked_run(run_factory, django_capture_on_commit_callbacks):
     inputs = [MemberInput(name=v.member.role, role=v.member.role, report=parse_report(bytes(v.content).decode()))
               for v in versions]
     with transaction.atomic():
-        snapshots.check_quotations(run=lock_run(run), versions=versions, inputs=inputs, found=[],
-                                   actor=Actor.worker("validate_run"))
+        snapshots.check_quotations(run=lock_run(run), versions=versions, inputs=inputs, found=[])
     mark_validated(run, files, warnings=1)
     reconcile_rows(run, versions)
     run.archive = archive

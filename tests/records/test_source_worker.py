@@ -39,5 +39,11 @@ def test_the_worker_checks_quotations_after_a_member_upload_and_after_a_snapshot
     assert body["quotations"][0]["source_lines"] == [[3, "    db.insert(row)"]]
     validation = agent.get(f"/api/runs/{run.run_id}/validation/").json()
     assert [f["code"] for f in validation["findings"] if f["code"].startswith("quote-")] == ["quote-not-found"]
-    actors = set(AuditEvent.objects.filter(run=run, action="quotations.checked").values_list("actor", flat=True))
-    assert actors == {"worker:validate_run"}
+    # Each check that changed the rows is in its validation's event: the parse's (no snapshot yet), then the
+    # snapshot's validation task.
+    checks = [(actor, after["quotations"]) for actor, after in AuditEvent.objects.filter(
+        run=run, action="run.validated").order_by("seq").values_list("actor", "after") if "quotations" in after]
+    assert [actor for actor, _ in checks] == ["worker:parse_member_version", "worker:validate_run"]
+    assert checks[0][1]["snapshot_sha256"] is None and checks[0][1]["quotations"]["unverified"] == 2
+    assert checks[-1][1]["snapshot_sha256"] == digest
+    assert (checks[-1][1]["quotations"]["verified"], checks[-1][1]["quotations"]["not-found"]) == (1, 1)
