@@ -240,22 +240,60 @@ def same_commit(named: str, commit: str) -> bool:
     return named == commit or (len(named) >= 7 and commit.startswith(named))
 
 
-def resolve_path(path: str, paths: Sequence[str] | Mapping[str, str]) -> str | None:
-    """The snapshot path a citation names: itself, or under the archive's one top-level folder."""
-    if path in paths:
-        return path
-    tops = {p.split("/", 1)[0] for p in paths}
-    if len(tops) == 1 and all("/" in p for p in paths):
-        prefixed = f"{next(iter(tops))}/{path}"
-        if prefixed in paths:
-            return prefixed
-    return None
+class SnapshotPaths:
+    """A snapshot's file paths, indexed once: a cited path resolves, or is known for a folder, in constant time.
+
+    An archive may wrap every file in one top-level folder (`repo-main/src/app.py`); a citation may
+    name the path with or without it. Checking a run's citations against a snapshot of 20,000 files
+    must not cost citations × files under the run's lock.
+    """
+
+    def __init__(self, paths) -> None:
+        self.paths = frozenset(paths)
+        tops = {p.split("/", 1)[0] for p in self.paths}
+        self.top = next(iter(tops)) if len(tops) == 1 and all("/" in p for p in self.paths) else None
+        # Every folder holding a file, named from the archive's root and from under its top folder.
+        self.folders = {folder for p in self.paths for name in {p, p.split("/", 1)[-1]}
+                        for folder in _folders_of(name)}
+
+    def resolve(self, path: str) -> str | None:
+        """The snapshot path a citation names: itself, or under the archive's one top-level folder."""
+        if path in self.paths:
+            return path
+        if self.top is not None and f"{self.top}/{path}" in self.paths:
+            return f"{self.top}/{path}"
+        return None
+
+    def is_folder(self, path: str) -> bool:
+        """True when `path` names a folder holding files of the snapshot (directly or under its top folder)."""
+        return path.rstrip("/") in self.folders
 
 
-def _is_directory(path: str, paths) -> bool:
-    """True when `path` names a folder holding files of the snapshot (directly or under its top folder)."""
-    prefix = path.rstrip("/") + "/"
-    return any(p.startswith(prefix) or p.split("/", 1)[-1].startswith(prefix) for p in paths)
+def _folders_of(path: str):
+    parts = path.split("/")[:-1]
+    return ("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+
+
+class SnapshotFiles(Mapping):
+    """A snapshot's files by path (text or `SourceText`), with their paths indexed (`SnapshotPaths`)."""
+
+    def __init__(self, files: Mapping[str, str | SourceText], paths: SnapshotPaths | None = None) -> None:
+        self._files = dict(files)
+        self.paths = paths if paths is not None else SnapshotPaths(self._files)
+
+    def __getitem__(self, path: str) -> str | SourceText:
+        return self._files[path]
+
+    def __iter__(self):
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+
+def resolve_path(path: str, paths: Sequence[str] | Mapping[str, str] | SnapshotPaths) -> str | None:
+    """The snapshot path a citation names (see `SnapshotPaths.resolve`); index the paths once for many calls."""
+    return (paths if isinstance(paths, SnapshotPaths) else SnapshotPaths(paths)).resolve(path)
 
 
 def parse_ranges(lines: str) -> list[tuple[int, int]] | None:
@@ -284,7 +322,8 @@ def check_citation(
 ) -> CheckResult:
     """The status of one citation against the snapshot's files (None: no snapshot uploaded).
 
-    A file may be given as its text or as a `SourceText` (which keeps its collapsed form between calls).
+    A file may be given as its text or as a `SourceText` (which keeps its collapsed form between calls);
+    pass a `SnapshotFiles` when checking many citations, so its paths are indexed once.
     """
     what = _where(citation)
     if citation.commit and run_commit and not same_commit(citation.commit, run_commit):
@@ -293,9 +332,10 @@ def check_citation(
                            "quote the reviewed commit.")
     if files is None:
         return CheckResult(citation, UNVERIFIED, "No source snapshot has been uploaded for this run.")
-    resolved = resolve_path(citation.path, files)
+    index = files.paths if isinstance(files, SnapshotFiles) else SnapshotPaths(files)
+    resolved = index.resolve(citation.path)
     if resolved is None:
-        if citation.kind == ANCHOR and not citation.lines and _is_directory(citation.path, files):
+        if citation.kind == ANCHOR and not citation.lines and index.is_folder(citation.path):
             return CheckResult(citation, VERIFIED, f"{citation.path} is a folder of the snapshot.")
         return CheckResult(citation, PATH_MISSING,
                            f"{citation.path} is not a file of the source snapshot; {what} needs a path of the "
@@ -343,7 +383,8 @@ def check_report(
 ) -> list[CheckResult]:
     """Every citation of the report checked (quotations first, then prose anchors)."""
     if files is not None:
-        files = {path: text if isinstance(text, SourceText) else SourceText(text) for path, text in files.items()}
+        files = SnapshotFiles({path: text if isinstance(text, SourceText) else SourceText(text)
+                               for path, text in files.items()})
     return [check_citation(c, files, run_commit=run_commit) for c in citations_of(report)]
 
 

@@ -204,13 +204,13 @@ def _revalidate(run: Run, actor: Actor, *, reason: str) -> None:
 # --- the check (called by validation, inside its transaction) -------------
 
 
-def _snapshot_files(snapshot: SourceSnapshot, cited: set[str]) -> dict[str, quotes.SourceText]:
-    """The snapshot's files that `cited` paths name, decoded; every other path maps to an empty placeholder."""
-    paths = list(snapshot.files.values_list("path", flat=True))
-    wanted = {resolved for path in cited if (resolved := quotes.resolve_path(path, paths)) is not None}
-    loaded = {f.path: bytes(f.blob.content).decode("utf-8", errors="replace")
+def _snapshot_files(snapshot: SourceSnapshot, cited: set[str]) -> quotes.SnapshotFiles:
+    """The snapshot's files that `cited` paths name, decoded, with every path of the snapshot indexed."""
+    paths = quotes.SnapshotPaths(snapshot.files.values_list("path", flat=True))
+    wanted = {resolved for path in cited if (resolved := paths.resolve(path)) is not None}
+    loaded = {f.path: quotes.SourceText(bytes(f.blob.content).decode("utf-8", errors="replace"))
               for f in snapshot.files.filter(path__in=wanted).select_related("blob")}
-    return {path: quotes.SourceText(loaded.get(path, "")) for path in paths}
+    return quotes.SnapshotFiles(loaded, paths)
 
 
 def _rows(run: Run, version: MemberVersion, snapshot: SourceSnapshot | None,
