@@ -155,7 +155,13 @@ def approve_run(*, run: Run, note: str, actor: Actor) -> Approval:
         blockers = approval_blockers(locked, versions)
         if blockers:
             raise ApprovalBlocked([b.message for b in blockers], blockers)
-        manifest, digest = run_manifest(versions)
+        manifest, digest = run_manifest(versions)  # from the stored bytes, hashed now
+        if digest != locked.manifest_sha256:
+            stale = dispositions.Blocker(
+                dispositions.VALIDATION_STALE, locked.run_id,
+                f"The stored member bytes hash to manifest {digest}, not the validated {locked.manifest_sha256}: "
+                "a member no longer matches its recorded SHA-256. Upload the members again.", f"/runs/{locked.run_id}/")
+            raise ApprovalBlocked([stale.message], [stale])
         approval = Approval.objects.create(
             run=locked, note=note, approved_by=actor.label, manifest=manifest, manifest_sha256=digest,
         )

@@ -22,9 +22,10 @@ FIRST_ERRORS = 20
 
 
 def current_versions(run: Run) -> list[MemberVersion]:
-    """The current version of every member of the run, by role."""
+    """The current version of every member of the run, by role, without its bytes (the recorded SHA-256
+    stands for them here; approval and finalization hash the bytes themselves)."""
     return list(MemberVersion.objects.filter(member__run=run, member__current_version_id=F("id"))
-                .select_related("member").order_by("member__role"))
+                .select_related("member").defer("content", "parsed").order_by("member__role"))
 
 
 def member_names(versions: list[MemberVersion]) -> dict[str, str]:
@@ -42,8 +43,10 @@ def _preconditions(run: Run, versions: list[MemberVersion]) -> list[d.Blocker]:
     if not versions:
         blockers.append(d.Blocker(d.NO_MEMBERS, run.run_id, "The run has no member reports.", page))
         return blockers
-    files = {archives.member_filename(v.member.role): bytes(v.content) for v in versions}
-    digest = archives.manifest_sha256(archives.build_manifest(archives.pins_of(files)))
+    # From the recorded hashes, as validation computed the run's: asked on every page and decision, this
+    # must not read and hash every member's bytes. Approval checks the bytes against them.
+    pins = {archives.member_filename(v.member.role): v.sha256 for v in versions}
+    digest = archives.manifest_sha256(archives.build_manifest(pins))
     if run.manifest_sha256 != digest:
         blockers.append(d.Blocker(d.VALIDATION_STALE, run.run_id,
                                   f"Validation is stale: the run's manifest hash {run.manifest_sha256 or '(none yet)'} "

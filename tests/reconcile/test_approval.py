@@ -241,6 +241,19 @@ def test_it_is_blocked_when_validation_is_stale(ready_run):
     assert blocked.value.reasons[0].startswith("Validation is stale")
 
 
+def test_it_refuses_bytes_altered_after_validation_naming_both_manifests(ready_run):
+    from reconcile.blockers import run_standing
+
+    MemberVersion.objects.filter(member__run=ready_run, member__role="memory").update(content=b"# altered\n")
+    assert run_standing(ready_run).blockers == ()  # the standing reads the recorded hashes, not the bytes
+    with pytest.raises(ApprovalBlocked) as blocked:
+        approve_run(run=ready_run, note="n", actor=REVIEWER)
+    [blocker] = blocked.value.blockers
+    assert blocker.code == "validation_stale"
+    assert ready_run.manifest_sha256 in blocker.message and "no longer matches its recorded SHA-256" in blocker.message
+    assert Run.objects.get(pk=ready_run.pk).status == Run.Status.IN_REVIEW
+
+
 def test_it_is_blocked_when_the_manifest_was_never_validated(ready_run):
     ValidationReport.objects.filter(run=ready_run).delete()
     with pytest.raises(ApprovalBlocked) as blocked:
