@@ -16,27 +16,35 @@ from collections import OrderedDict
 from .document import ParsedReport
 from .parsing import parse_report
 
+# Bounded by the size of the texts kept (a parsed report holds about six times its text in memory: 13 MB
+# for a 2 MB report), and by count. The newest report is always kept, so even one larger than the whole
+# budget is parsed once for its own validation and sync.
 MAX_REPORTS = 32
+MAX_TEXT_BYTES = 16 * 1024 * 1024
 
-_reports: OrderedDict[str, ParsedReport] = OrderedDict()
+_reports: OrderedDict[str, tuple[ParsedReport, int]] = OrderedDict()
 _lock = threading.Lock()
 
 
-def remember(sha256: str, report: ParsedReport) -> None:
-    """Keep `report` as the parse of the bytes whose SHA-256 is `sha256`."""
+def remember(sha256: str, report: ParsedReport, size: int) -> None:
+    """Keep `report` as the parse of the `size` bytes whose SHA-256 is `sha256`; evict the least recent beyond
+    MAX_REPORTS or MAX_TEXT_BYTES."""
     with _lock:
-        _reports[sha256] = report
+        _reports[sha256] = (report, size)
         _reports.move_to_end(sha256)
-        while len(_reports) > MAX_REPORTS:
-            _reports.popitem(last=False)
+        kept = sum(size for _, size in _reports.values())
+        while len(_reports) > 1 and (len(_reports) > MAX_REPORTS or kept > MAX_TEXT_BYTES):
+            _, (_, evicted) = _reports.popitem(last=False)
+            kept -= evicted
 
 
 def cached(sha256: str) -> ParsedReport | None:
     with _lock:
-        report = _reports.get(sha256)
-        if report is not None:
-            _reports.move_to_end(sha256)
-        return report
+        entry = _reports.get(sha256)
+        if entry is None:
+            return None
+        _reports.move_to_end(sha256)
+        return entry[0]
 
 
 def report_of(sha256: str, load_bytes) -> ParsedReport:
@@ -47,8 +55,9 @@ def report_of(sha256: str, load_bytes) -> ParsedReport:
     """
     report = cached(sha256)
     if report is None:
-        report = parse_report(bytes(load_bytes()).decode("utf-8", errors="replace"))
-        remember(sha256, report)
+        data = bytes(load_bytes())
+        report = parse_report(data.decode("utf-8", errors="replace"))
+        remember(sha256, report, len(data))
     return report
 
 

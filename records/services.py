@@ -365,7 +365,7 @@ def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | No
                              reason=f"parser error: {type(error).__name__}: {error}")
     if (problem := overlong_id(report)) is not None:  # refused whole rather than failing in the database
         return _fail_version(version=version, claimed_at=now, actor=actor, reason=problem)
-    parse_cache.remember(version.sha256, report)  # validation, sync and finalization read this parse again
+    parse_cache.remember(version.sha256, report, len(content))  # validation, sync and finalization read this parse again
     run = version.member.run
     records, issues = _rows(run, version, report)
     outcome = {"counts": report.counts(), "front_matter": _json_safe(report.front_matter),

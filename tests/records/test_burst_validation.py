@@ -114,3 +114,17 @@ def test_a_process_that_never_saw_the_version_parses_its_stored_bytes_once(
     report = parsed.version_report(MemberVersion.objects.defer("content").get(pk=version.pk))
     assert report == parsing.parse_report(seed_bytes("002").decode())
     assert parsed.cached(version.sha256) is report
+
+
+def test_the_parse_cache_keeps_texts_within_its_byte_budget_and_always_the_newest(monkeypatch):
+    monkeypatch.setattr(parsed, "MAX_TEXT_BYTES", 100)
+    parsed.clear()
+    reports = {name: parsing.parse_report(f"# {name}\n") for name in "abcd"}
+    parsed.remember("a", reports["a"], 40)
+    parsed.remember("b", reports["b"], 40)
+    assert parsed.cached("a") is reports["a"]  # 80 bytes: both kept; reading "a" makes "b" the least recent
+    parsed.remember("c", reports["c"], 40)  # 120 > 100: the least recently used goes
+    assert parsed.cached("b") is None and parsed.cached("a") is reports["a"] and parsed.cached("c") is reports["c"]
+    parsed.remember("d", reports["d"], 500)  # larger than the whole budget: kept alone
+    assert [parsed.cached(key) for key in "acd"] == [None, None, reports["d"]]
+    parsed.clear()
