@@ -193,10 +193,15 @@ def mapping_link(run_id: str, member: str, pk: int) -> str:
 
 # --- dispositions --------------------------------------------------------------------------------
 
-def _phrase(relation: str, target: str) -> str:
+def relation_phrase(source: str, relation: str, target: str) -> str:
+    """A mapping in words, the same on the page, in blockers and in the result. `supersedes` comes from
+    `Amendment: X is superseded by Y` (source X, target Y's record), so it reads from the target's side:
+    "X is superseded by Y", never "X supersedes Y"."""
     if relation == "supersedes":
-        return f"is superseded by {target or '∅'}"
-    return f"{relation} {target or '∅'}"
+        return f"{source} is superseded by {target or '∅'}"
+    if relation == "new" and not target:
+        return f"{source} as a new record"  # the number is allocated on acceptance; a rejected one got none
+    return f"{source} {relation} {target or '∅'}"
 
 
 def dispose(record: RecordFact, mappings: list[MappingFact]) -> Disposition:
@@ -214,7 +219,7 @@ def dispose(record: RecordFact, mappings: list[MappingFact]) -> Disposition:
                            alternatives=tuple((m.relation, m.target, m.rationale) for m in rejected))
     if len(accepted) > 1:
         return Disposition(**base, disposition=OPEN, rationale="several accepted mappings: "
-                           + "; ".join(_phrase(m.relation, m.target) for m in accepted))
+                           + "; ".join(relation_phrase(record.record_id, m.relation, m.target) for m in accepted))
     if is_open or not mappings:
         return Disposition(**base, disposition=OPEN,
                            rationale="no mapping proposed" if not mappings else "a mapping is still open")
@@ -268,14 +273,15 @@ def standing(facts: RunFacts) -> Standing:
         if d.disposition == OPEN and len(accepted) <= 1:
             open_rows = [m for m in rows if m.state in OPEN_STATES]
             what = ("no mapping is proposed for it" if not rows else
-                    "its mapping " + ", ".join(f"{_phrase(m.relation, m.target)} ({m.state})" for m in open_rows)
+                    "its mapping " + ", ".join(f"{relation_phrase(d.record, m.relation, m.target)} ({m.state})"
+                                               for m in open_rows)
                     + (" is" if len(open_rows) == 1 else " are") + " undecided")
             blockers.append(Blocker(OPEN_DISPOSITION, d.record, f"{d.record} ({d.member}) has no disposition yet: "
                                     f"{what}; accept the right one or reject them", link_of(d.record),
                                     open_rows[0].pk if open_rows else None))
         if len(accepted) > 1:
             message = (f"{d.record} has {len(accepted)} accepted mappings ("
-                       + "; ".join(_phrase(a.relation, a.target) for a in accepted)
+                       + "; ".join(relation_phrase(d.record, a.relation, a.target) for a in accepted)
                        + "): a record has one place; reopen all but one")
             for m in accepted:
                 blockers.append(Blocker(SEVERAL_PLACES, d.record, message, mapping_link(run_id, d.member, m.pk), m.pk,
@@ -285,8 +291,9 @@ def standing(facts: RunFacts) -> Standing:
                 if m.state in OPEN_STATES:
                     blockers.append(Blocker(
                         OPEN_ALTERNATIVE, d.record,
-                        f"{d.record} is already {_phrase(d.relation, d.target)} (accepted), but mapping "
-                        f"{_phrase(m.relation, m.target)} is still {m.state}: reject it as the alternative that lost",
+                        f"{relation_phrase(d.record, d.relation, d.target)} is accepted, but mapping "
+                        f"{relation_phrase(d.record, m.relation, m.target)} is still {m.state}: reject it as the "
+                        "alternative that lost",
                         mapping_link(run_id, d.member, m.pk), m.pk, f"mapping:{m.pk}"))
         for m in accepted:
             if m.relation == "no-counterpart":
@@ -298,12 +305,12 @@ def standing(facts: RunFacts) -> Standing:
                 continue
             if target is None:
                 blockers.append(Blocker(UNKNOWN_TARGET, d.record,
-                                        f"accepted mapping {d.record} {_phrase(m.relation, m.target)}: "
+                                        f"accepted mapping {relation_phrase(d.record, m.relation, m.target)}: "
                                         f"{m.target} is not a canonical record of the run; reopen it",
                                         mapping_link(run_id, d.member, m.pk), m.pk, f"mapping:{m.pk}"))
             elif target.state == REJECTED_STATE:
                 blockers.append(Blocker(REJECTED_TARGET, d.record,
-                                        f"accepted mapping {d.record} {_phrase(m.relation, m.target)} points at "
+                                        f"accepted mapping {relation_phrase(d.record, m.relation, m.target)} points at "
                                         f"{m.target}, which was rejected ({target.rationale or 'no rationale'}); "
                                         f"reopen the mapping or choose another target",
                                         mapping_link(run_id, d.member, m.pk), m.pk, f"mapping:{m.pk}"))

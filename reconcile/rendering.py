@@ -31,6 +31,8 @@ from typing import Any
 from records.ids import KINDS
 from records.validation import KIND_HEADINGS
 
+from .dispositions import relation_phrase
+
 RESULT_TYPE = "types/agentic-system-analysis-result.md"
 
 KIND_ORDER = KINDS  # CMP OBJ RTE CLM ABS BAP, the order of the result's Shared records
@@ -512,16 +514,6 @@ def _member_prose(data: ResultInput) -> list[str]:
             if text.strip():
                 blocks.append(_block(text))
     return blocks
-
-
-def relation_phrase(source: str, relation: str, target: str) -> str:
-    """A mapping in words. `supersedes` comes from `Amendment: X is superseded by Y` (source X, target
-    Y's record), so it reads from the target's side: "X is superseded by Y", never "X supersedes Y"."""
-    if relation == "supersedes":
-        return f"{source} is superseded by {target or '∅'}"
-    if relation == "new" and not target:
-        return f"{source} as a new record"  # the number is allocated on acceptance; a rejected one got none
-    return f"{source} {relation} {target or '∅'}"
 
 
 def mapping_statement(source: str, relation: str, target: str) -> str:

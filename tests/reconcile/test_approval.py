@@ -203,7 +203,7 @@ def test_it_counts_a_stale_mapping_as_undecided(ready_run):
         approve_run(run=ready_run, note="n", actor=REVIEWER)
     [blocker] = blocked.value.blockers
     assert (blocker.code, blocker.record) == ("open_disposition", mapping.source)
-    assert f"its mapping new {mapping.target} (stale) is undecided" in blocker.message
+    assert f"its mapping {mapping.source} new {mapping.target} (stale) is undecided" in blocker.message
     assert blocker.link.startswith(f"/runs/{ready_run.run_id}/reconcile/?member=") and blocker.link.endswith(f"#pair-{mapping.pk}")
 
 

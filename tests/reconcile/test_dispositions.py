@@ -155,3 +155,17 @@ def test_the_readme_explains_every_blocker_code_an_agent_can_receive():
     section = readme[readme.index("## Dispositions, blockers and Revise"):]
     section = section[:section.index("\n## ", 1)]
     assert [code for code in d.BLOCKER_CODES if f"`{code}`" not in section] == []
+
+
+def test_blockers_word_a_mapping_as_the_result_does():
+    from reconcile.rendering import relation_phrase
+
+    standing = d.standing(facts(m(1, "EPI-OBJ-3", "part-of", "OBJ-2", "accepted"),
+                                m(2, "EPI-OBJ-3", "new", "", "proposed"),
+                                m(3, "EPI-OBJ-4", "supersedes", "OBJ-1", "proposed")))
+    messages = {b.code: b.message for b in standing.blockers}
+    assert messages["open_alternative"].startswith(
+        "EPI-OBJ-3 part-of OBJ-2 is accepted, but mapping EPI-OBJ-3 as a new record is still proposed")
+    assert "its mapping EPI-OBJ-4 is superseded by OBJ-1 (proposed) is undecided" in messages["open_disposition"]
+    assert "∅" not in "".join(messages.values())
+    assert relation_phrase("EPI-OBJ-3", "new", "") == "EPI-OBJ-3 as a new record"  # the result's own words
