@@ -235,7 +235,7 @@ def bench_ingest():
     ours, with_sync, base = statistics.median(ingest), statistics.median(timings), statistics.median(bare)
     ratios = sorted(i / b for i, b in zip(ingest, bare))
     report("ingest of the 4 seeds (parse+store+validate+hash)", ours * 1000, "ms",
-           f"{kb:.1f} KB, median of {attempts}: upload, parse task, validate task; not the run's creation nor sync")
+           f"{kb:.1f} KB, median of {attempts}: upload, then the parse task validating the run; not the run's creation nor sync")
     report("  of which our parser (pure)", statistics.median(parses) * 1000, "ms")
     report("  of which run validation (pure validate_set)", statistics.median(validations) * 1000, "ms")
     report("ingest per KB", ours * 1000 / kb, "ms/KB")
