@@ -169,11 +169,13 @@ REST_FRAMEWORK = {
     # Per token (or user), and per address for the few endpoints open without one (reviews/throttles.py).
     "DEFAULT_THROTTLE_CLASSES": ["reviews.throttles.TokenRateThrottle", "reviews.throttles.AnonymousRateThrottle"],
 }
-# Request rates ("N/second|minute|hour|day"), counted in the default (per-process) cache.
+# Request rates ("N/second|minute|hour|day"), counted in the "limits" cache (below), shared by every
+# process when REDIS_URL is set.
 API_THROTTLE_RATE = env_str("API_THROTTLE_RATE", "6000/minute")
 API_ANON_THROTTLE_RATE = env_str("API_ANON_THROTTLE_RATE", "600/minute")
 # Failed logins: after this many for one user name (five times as many for one address) within the
-# window, every login path refuses and the login form answers 429 (reviews/login_throttle.py).
+# window, every login path refuses and the login form answers 429 (reviews/login_throttle.py);
+# counted in the "limits" cache, like the request rates.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900)
 # Where the client address of a login is read, to count failures per address too: "" (per user name
@@ -228,6 +230,32 @@ CELERY_BEAT_SCHEDULE = {
         "task": "reconcile.tasks.sweep_unfinished_finalizations",
         "schedule": PIPELINE_SWEEP_EVERY_SECONDS,
     },
+}
+
+# Caches. "limits" holds the API request counts and the failed-login counts (reviews/limits.py).
+# With REDIS_URL it is Redis, so every worker process and host counts against one budget: keys
+# start "aas-limits:" in REDIS_URL's database, beside Celery's queues (so never clear() this
+# cache: that is FLUSHDB). Short socket timeouts: a Redis that stops answering costs a request
+# about half a second, then the process counts in its own memory for a while (reviews/limits.py).
+# Without REDIS_URL (the single-process `make run`), the process's memory, with room for more keys
+# than the 300 Django keeps by default (a flood of user names must not evict the counts that
+# matter). Nothing else uses a cache.
+if REDIS_URL:
+    LIMITS_CACHE = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "aas-limits",
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    }
+else:
+    LIMITS_CACHE = {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "aas-limits",
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    }
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "limits": LIMITS_CACHE,
 }
 
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)

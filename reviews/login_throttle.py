@@ -3,8 +3,13 @@
 The counting lives in the authentication backend, so the app's login form, Django admin's login
 and any other `authenticate()` call share it. While a user name or an address is locked out, the
 backend refuses before checking the password (the password hasher never runs); the app's login
-form answers 429 (reviews/views.py LoginView). Counts are kept in the default cache for
-LOGIN_FAILURE_WINDOW_SECONDS. A lockout is audited once, when it begins.
+form answers 429 (reviews/views.py LoginView). A lockout is audited once, when it begins.
+
+Failures are counted in reviews/limits.py for LOGIN_FAILURE_WINDOW_SECONDS from the first one:
+in Redis when REDIS_URL is set, so every worker process and host shares one count per user name
+(N processes do not allow N times the limit), with an atomic increment, so exactly one process
+sees the count reach the limit and audits it. While Redis does not answer, each process counts
+on its own (logins go on, each process still locks out after the limit; see reviews/limits.py).
 
 Failures are also counted per client address only when LOGIN_CLIENT_ADDRESS names where that
 address is read (`REMOTE_ADDR` when clients connect directly, or the request header a trusted
@@ -16,8 +21,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
+
+from . import limits
 
 
 def _username(username) -> str:
@@ -43,19 +49,14 @@ def _limits() -> tuple[int, int]:
 
 
 def is_locked(request, username) -> bool:
-    return any(cache.get(key, 0) >= limit for key, limit in zip(_keys(request, username), _limits()))
+    keys = _keys(request, username)
+    counts = limits.counts(keys)
+    return any(counts.get(key, 0) >= limit for key, limit in zip(keys, _limits()))
 
 
 def record_failure(request, username) -> None:
     window = settings.LOGIN_FAILURE_WINDOW_SECONDS
-    counts = []
-    for key in _keys(request, username):
-        cache.add(key, 0, timeout=window)
-        try:
-            counts.append(cache.incr(key))
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, timeout=window)
-            counts.append(1)
+    counts = [limits.hit(key, window) for key in _keys(request, username)]
     if any(count == limit for count, limit in zip(counts, _limits())):
         from .services import record_login_lockout
 
@@ -63,7 +64,7 @@ def record_failure(request, username) -> None:
 
 
 def clear(request, username) -> None:
-    cache.delete(_keys(request, username)[0])
+    limits.forget(_keys(request, username)[0])
 
 
 class ThrottledModelBackend(ModelBackend):

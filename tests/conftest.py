@@ -27,13 +27,44 @@ def _fast_passwords(settings):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache():
-    """Throttle and failed-login counts live in the (per-process) cache: no test inherits another's."""
-    from django.core.cache import cache
+def _fresh_limits(monkeypatch):
+    """Throttle and failed-login counts (reviews/limits.py) start empty in every test: no test inherits another's.
 
-    cache.clear()
+    With REDIS_URL the limits cache shares the tests' Redis database with Celery's queues, so only
+    its own keys are deleted (its clear() would be FLUSHDB). What is cleared is the cache configured
+    when the test starts, even if the test points the limits cache at another Redis. A test that
+    makes Redis fail leaves nothing behind: the fallback's counts are cleared and its "down" mark
+    is restored.
+    """
+    from django.conf import settings
+
+    from reviews import limits
+
+    config = settings.CACHES["limits"]
+    monkeypatch.setattr(limits, "_shared_down_until", 0.0)
+    _clear_limits(config)
     yield
-    cache.clear()
+    _clear_limits(config)
+
+
+def _clear_limits(config: dict) -> None:
+    from django.core.cache.backends.locmem import LocMemCache
+
+    from reviews import limits
+
+    limits._local.clear()
+    if not config["BACKEND"].endswith("RedisCache"):
+        LocMemCache(config["LOCATION"], {}).clear()  # every LocMemCache of one LOCATION shares its store
+        return
+    import redis
+
+    client = redis.Redis.from_url(config["LOCATION"])
+    try:
+        keys = list(client.scan_iter(match=f"{config['KEY_PREFIX']}:*", count=1000))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
 
 
 @pytest.fixture(autouse=True)
