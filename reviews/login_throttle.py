@@ -19,6 +19,8 @@ user name, since several reviewers can share one address.
 """
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import PermissionDenied
@@ -40,8 +42,13 @@ def _address(request) -> str:
 
 def _keys(request, username) -> tuple[str, ...]:
     address = _address(request)
-    user_key = f"login-failures:user:{_username(username)}"
-    return (user_key, f"login-failures:addr:{address}") if address else (user_key,)
+    # Hashed: a user name or an address header may hold spaces or control characters, which cache keys must not.
+    user_key = f"login-failures:user:{_digest(_username(username))}"
+    return (user_key, f"login-failures:addr:{_digest(address)}") if address else (user_key,)
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _limits() -> tuple[int, int]:

@@ -261,6 +261,22 @@ def test_failures_count_per_address_only_where_the_address_is_said_to_be_the_cli
 
 
 @pytest.mark.django_db
+def test_a_user_name_with_spaces_and_controls_is_counted_without_cache_key_warnings(settings, reviewer):
+    import warnings
+
+    from django.core.cache.backends.base import CacheKeyWarning
+
+    settings.LOGIN_FAILURE_LIMIT = 2
+    settings.LOGIN_CLIENT_ADDRESS = "HTTP_X_REAL_IP"
+    client = Client(HTTP_X_REAL_IP="10.0.0.9, proxy one")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheKeyWarning)
+        for _ in range(2):
+            assert client.post("/login/", {"username": "a name\twith spaces", "password": "x"}).status_code == 200
+        assert client.post("/login/", {"username": "A NAME\twith spaces", "password": "x"}).status_code == 429
+
+
+@pytest.mark.django_db
 def test_a_successful_login_clears_the_user_names_failures(settings, reviewer):
     settings.LOGIN_FAILURE_LIMIT = 3
     client = Client()
