@@ -168,6 +168,9 @@ REST_FRAMEWORK = {
     ],
     # Per token (or user), and per address for the few endpoints open without one (reviews/throttles.py).
     "DEFAULT_THROTTLE_CLASSES": ["reviews.throttles.TokenRateThrottle", "reviews.throttles.AnonymousRateThrottle"],
+    # How many proxies stand before the app: the anonymous rate counts the address that many hops back in
+    # X-Forwarded-For (0: REMOTE_ADDR). Left unset, DRF would count the whole header, which a client writes.
+    "NUM_PROXIES": env_int("API_NUM_PROXIES", 0),
 }
 # Request rates ("N/second|minute|hour|day"), counted in the "limits" cache (below), shared by every
 # process when REDIS_URL is set.

@@ -215,6 +215,13 @@ def test_a_token_client_over_its_rate_gets_429_in_the_error_shape(settings, agen
 
 
 @pytest.mark.django_db
+def test_an_anonymous_client_cannot_renew_its_rate_by_writing_x_forwarded_for(settings):
+    settings.API_ANON_THROTTLE_RATE = "2/minute"
+    statuses = [Client(HTTP_X_FORWARDED_FOR=f"203.0.113.{n}").get("/api/schema/").status_code for n in range(3)]
+    assert statuses == [200, 200, 429]
+
+
+@pytest.mark.django_db
 def test_one_clients_rate_does_not_throttle_another(settings, agent, reviewer):
     settings.API_THROTTLE_RATE = "2/minute"
     assert [agent.get("/api/whoami/").status_code for _ in range(3)] == [200, 200, 429]
