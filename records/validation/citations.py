@@ -58,8 +58,10 @@ _RANGES = rf"(?>{_RANGE}(?:,\s?{_RANGE})*)(?![\w–-])"
 _SEGMENT = r"(?:[\w.-]|\\_)"
 _FOLDER_SEPARATOR = r"(?:/|\\(?=[^\W_]))"
 _FILE = rf"\.?(?:[\w-]|\\_){_SEGMENT}*\.[A-Za-z][A-Za-z0-9]*"  # `.eslintrc.js` too
+# The lookahead is what a path can be followed by (no space or colon before `:N`): it turns away every
+# other word of a long paragraph at once, where the path pattern would backtrack through it.
 LINE_ANCHOR_RE = re.compile(
-    rf"(?<![\w/.@\\+-])(?P<path>(?:{_SEGMENT}+{_FOLDER_SEPARATOR})*{_FILE}):(?P<lines>{_RANGES})"
+    rf"(?<![\w/.@\\+-])(?=[^\s:]*+:\d)(?P<path>(?:{_SEGMENT}+{_FOLDER_SEPARATOR})*{_FILE}):(?P<lines>{_RANGES})"
 )
 _PATH_LINES_RE = re.compile(rf"(?P<path>.+?):(?P<lines>{_RANGES})")
 _RANGE_PART_RE = re.compile(r"^(\d+)(?:-(\d+))?$")
