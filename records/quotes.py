@@ -3,34 +3,52 @@
 Pure: a parsed report and a mapping `{path: text}` of the snapshot's files in,
 one `CheckResult` per citation and `Finding`s out; no ORM.
 
-Citations come from the parser (`records.parsing` finds quotations: `> …`
-lines closed by `> --- \\`path[:F-L]\\` @ \\`commit\\``, the plain-text seeds'
-`--- path @ commit`, and either with a GitHub blob link as the anchor) and
-from prose outside quotations and fences: `path`, `path:12-30` and blob
-links `https://github.com/OWNER/REPO/blob/COMMIT/path#Ln-Lm`.
+What a citation is, and how its path, ranges and commit read, is
+`records.validation.citations`: validation judges the same citations this
+module checks. Citations are the report's quotations (`> …` lines closed by
+`> --- \\`path[:ranges]\\` @ \\`commit\\``, the plain-text seeds'
+`--- path @ commit`, either with a GitHub blob link as the anchor) and the
+anchors in its prose (`path`, `path:12-30`, `path:1-2,7-9`, blob links), each
+prose anchor checked once.
 
 A quotation is `verified` when, after collapsing every run of whitespace to
 one space on both sides, its text occurs exactly once in the file, or exactly
-once inside the cited 1-based inclusive line range. Otherwise, checked in
-this order: `commit-mismatch` (the anchor names another commit than the
-run's), `unverified` (no snapshot yet), `path-missing`, `range-outside`,
-`not-found`, `ambiguous` (with the candidate ranges). A prose anchor is
-checked for its commit, path and range only.
+once inside the cited 1-based inclusive line ranges (adjacent or overlapping
+ranges read as one). Otherwise, checked in this order: `commit-mismatch` (the
+anchor names another commit than the run's), `unverified` (no snapshot yet),
+`path-missing`, `range-outside` (any cited range, or one that does not read
+as a range), `not-found`, `ambiguous` (with the candidate ranges). A prose
+anchor is checked for its commit, path and every range only.
 
-Generations: older members (numbered IDs) matched quotations as plain
-substrings, where a second occurrence was no error: there `ambiguous` is a
-warning, as is a prose path that the snapshot lacks (older prose named paths
-freely, absent ones included).
+Each failed status is a `quote-…` finding, except `commit-mismatch`: a citation
+at another commit needs no snapshot to tell, so validation reports it, once
+(`quote-commit-mismatch`, records.validation.sources), and this check keeps
+only the status.
+
+Generations (validation's rule, `records.validation.current_form`): older
+members (numbered IDs) matched quotations as plain substrings, where a second
+occurrence was no error: there `ambiguous` is a warning, as is a prose path
+that the snapshot lacks (older prose named paths freely, absent ones included).
 """
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .document import ParsedReport
-from .validation import ERROR, WARNING, Finding, _prose_lines
+from .validation import ERROR, WARNING, Finding
+from .validation.citations import (
+    ANCHOR,
+    QUOTATION,
+    Citation,
+    other_commit,
+    parse_ranges,
+    prose_citations,
+    quotation_citations,
+    same_commit,  # noqa: F401 — the upload's commit is compared as citations are (records.snapshots)
+    where,
+)
 
 VERIFIED = "verified"
 NOT_FOUND = "not-found"
@@ -41,50 +59,18 @@ COMMIT_MISMATCH = "commit-mismatch"
 UNVERIFIED = "unverified"
 STATUSES = (VERIFIED, NOT_FOUND, AMBIGUOUS, PATH_MISSING, RANGE_OUTSIDE, COMMIT_MISMATCH, UNVERIFIED)
 
-QUOTATION = "quotation"
-ANCHOR = "anchor"
-
 # The matched lines kept with a result: enough to read, bounded for storage.
 MAX_SOURCE_LINES = 200
 MAX_CANDIDATES = 20
 
+# No code for COMMIT_MISMATCH: validation reports a citation at another commit (records.validation.sources).
 FINDING_CODES = {
     NOT_FOUND: "quote-not-found",
     AMBIGUOUS: "quote-ambiguous",
     PATH_MISSING: "quote-path-missing",
     RANGE_OUTSIDE: "quote-range-outside",
-    COMMIT_MISMATCH: "quote-commit-mismatch",
 }
 UNVERIFIED_CODE = "quote-unverified"
-# What validation already says about a foreign commit, without the snapshot; ours replaces it.
-SUPERSEDED_CODES = {"quotation-commit-mismatch"}
-
-BLOB_RE = re.compile(
-    r"https?://github\.com/(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+)/blob/(?P<commit>[^/\s]+)/"
-    r"(?P<path>[^\s#?)\]>`\"']+)(?:\?[^\s#)\]>`]*)?(?:#L(?P<first>\d+)(?:-L?(?P<last>\d+))?)?"
-)
-# `path:12-30` in prose (the shape validation calls a prose line anchor).
-_PROSE_RANGE_RE = re.compile(
-    r"(?<![\w/.@:-])(?P<path>(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]*):(?P<lines>\d+(?:[-–]\d+)?)(?![\d\w])"
-)
-_TICKED_RE = re.compile(r"`(?P<token>[^`\s]+)`")
-_RANGE_RE = re.compile(r"^(\d+)(?:[-–](\d+))?$")
-# File name endings that make a backticked word a path, not an identifier (`self.messages.append`).
-SOURCE_EXTENSIONS = frozenset("""
-    py pyi js mjs cjs jsx ts tsx mts cts rs go java kt kts scala rb php c h cc cpp cxx hh hpp cs swift m mm
-    md mdx rst txt json jsonc json5 yaml yml toml lock cfg ini conf sh bash zsh ps1 sql html htm css scss sass
-    less vue svelte ipynb xml gradle properties proto graphql gql tf dockerfile env example sample csv tsv
-""".split())
-
-
-@dataclass(frozen=True)
-class Citation:
-    kind: str  # QUOTATION or ANCHOR
-    line: int  # 1-based line in the member report
-    text: str  # the quoted body ("" for an anchor)
-    path: str
-    lines: str  # "12-30", "12", or "" when no range is cited
-    commit: str  # "" when the citation names none
 
 
 @dataclass(frozen=True)
@@ -99,80 +85,22 @@ class CheckResult:
 # --- citations ------------------------------------------------------------
 
 
-def _strip_ticks(value: str) -> str:
-    return value.strip().strip("`").strip()
-
-
-def _clean_path(path: str) -> str:
-    path = _strip_ticks(path).replace("\\", "/")
-    while path.startswith("./"):
-        path = path[2:]
-    return path
-
-
-def _from_blob(match: re.Match) -> tuple[str, str, str]:
-    first, last = match.group("first"), match.group("last")
-    lines = f"{first}-{last}" if first and last else (first or "")
-    return _clean_path(match.group("path")), lines, match.group("commit")
-
-
-def _quotation_citation(quotation) -> Citation:
-    path, lines, commit = _clean_path(quotation.path), quotation.lines, _strip_ticks(quotation.commit)
-    blob = BLOB_RE.search(quotation.path)
-    if blob:
-        path, blob_lines, blob_commit = _from_blob(blob)
-        lines, commit = lines or blob_lines, commit or blob_commit
-    return Citation(QUOTATION, quotation.line, quotation.text, path, lines, commit)
-
-
-def _looks_like_source_path(token: str) -> bool:
-    if "://" in token or token.startswith(("/", "~", "$", "-", "@")) or re.search(r"[*?\[\]{}<>()=,;|'\"]", token):
-        return False
-    if re.match(r"^[A-Za-z]:", token) or ".." in token.split("/"):
-        return False
-    last = token.rstrip("/").rsplit("/", 1)[-1]
-    if token.endswith("/"):
-        return "/" in token.rstrip("/") or bool(last)
-    stem, dot, extension = last.rpartition(".")
-    return bool(dot and stem.strip(".") and extension.lower() in SOURCE_EXTENSIONS)
-
-
 def prose_anchors(report: ParsedReport) -> list[Citation]:
-    """Paths, `path:F-L` and blob links cited in prose (quotations and fences excluded), first mention each.
-
-    Prose lines are validation's (`_prose_lines`: quotations, `>` lines, fences and front matter left out).
-    """
+    """The anchors cited in prose (records.validation.citations), each path, ranges and commit checked once:
+    at its first mention."""
     seen: set[tuple[str, str, str]] = set()
-    found: list[Citation] = []
-
-    def add(line: int, path: str, lines: str, commit: str) -> None:
-        key = (path, lines, commit)
-        if path and key not in seen:
+    found = []
+    for citation in prose_citations(report):
+        key = (citation.path, citation.lines, citation.commit)
+        if key not in seen:
             seen.add(key)
-            found.append(Citation(ANCHOR, line, "", path, lines, commit))
-
-    for number, text in _prose_lines(report):
-        taken: list[tuple[int, int]] = []
-        for match in BLOB_RE.finditer(text):
-            taken.append(match.span())
-            add(number, *_from_blob(match))
-        for match in _PROSE_RANGE_RE.finditer(text):
-            if any(start <= match.start() < end for start, end in taken):
-                continue
-            taken.append(match.span())
-            add(number, _clean_path(match.group("path")), match.group("lines").replace("–", "-"), "")
-        for match in _TICKED_RE.finditer(text):
-            if any(start <= match.start(1) < end for start, end in taken):
-                continue
-            token = match.group("token")
-            if _looks_like_source_path(token):
-                add(number, _clean_path(token), "", "")
+            found.append(citation)
     return found
 
 
 def citations_of(report: ParsedReport) -> list[Citation]:
     """Every quotation of the report, then every prose anchor, each in order of its line."""
-    return [_quotation_citation(q) for q in report.quotations] + prose_anchors(report)
+    return [*quotation_citations(report), *prose_anchors(report)]
 
 
 # --- matching -------------------------------------------------------------
@@ -234,12 +162,6 @@ class SourceText:
         return tuple((n, self.lines[n - 1]) for n in range(first, last + 1))
 
 
-def same_commit(named: str, commit: str) -> bool:
-    """An abbreviated hash of at least seven digits names the commit it starts."""
-    named, commit = _strip_ticks(named).lower(), commit.strip().lower()
-    return named == commit or (len(named) >= 7 and commit.startswith(named))
-
-
 class SnapshotPaths:
     """A snapshot's file paths, indexed once: a cited path resolves, or is known for a folder, in constant time.
 
@@ -296,25 +218,8 @@ def resolve_path(path: str, paths: Sequence[str] | Mapping[str, str] | SnapshotP
     return (paths if isinstance(paths, SnapshotPaths) else SnapshotPaths(paths)).resolve(path)
 
 
-def parse_ranges(lines: str) -> list[tuple[int, int]] | None:
-    """[(first, last)] of "12-30" or "12" or "1-2,7-9"; None when a part does not read as a range."""
-    ranges = []
-    for part in lines.split(","):
-        match = _RANGE_RE.match(part.strip())
-        if not match:
-            return None
-        first = int(match.group(1))
-        ranges.append((first, int(match.group(2) or first)))
-    return ranges
-
-
 def _span(first: int, last: int) -> str:
     return f"{first}-{last}" if last != first else str(first)
-
-
-def _where(citation: Citation) -> str:
-    place = f"{citation.path}:{citation.lines}" if citation.lines else citation.path
-    return f"the quotation from {place}" if citation.kind == QUOTATION else f"the anchor `{place}`"
 
 
 def check_citation(
@@ -325,11 +230,10 @@ def check_citation(
     A file may be given as its text or as a `SourceText` (which keeps its collapsed form between calls);
     pass a `SnapshotFiles` when checking many citations, so its paths are indexed once.
     """
-    what = _where(citation)
-    if citation.commit and run_commit and not same_commit(citation.commit, run_commit):
-        return CheckResult(citation, COMMIT_MISMATCH,
-                           f"{what.capitalize()} names commit {citation.commit}, not the run's commit {run_commit}; "
-                           "quote the reviewed commit.")
+    what, opening = where(citation), where(citation, opening=True)
+    problem = other_commit(citation, run_commit)
+    if problem:
+        return CheckResult(citation, COMMIT_MISMATCH, problem)
     if files is None:
         return CheckResult(citation, UNVERIFIED, "No source snapshot has been uploaded for this run.")
     index = files.paths if isinstance(files, SnapshotFiles) else SnapshotPaths(files)
@@ -347,14 +251,14 @@ def check_citation(
         return CheckResult(citation, RANGE_OUTSIDE,
                            f"Lines {citation.lines} of {citation.path} are not a range inside the file, which has "
                            f"{source.line_count} lines; correct {what}'s line range.")
+    blocks = _blocks(ranges)
     if citation.kind == ANCHOR:
-        excerpt = tuple(line for first, last in ranges for line in source.excerpt(first, last))
-        return CheckResult(citation, VERIFIED, "", excerpt)
+        return CheckResult(citation, VERIFIED, "", _excerpt(source, blocks))
     needle = collapse(citation.text)
     if not needle:
-        return CheckResult(citation, NOT_FOUND, f"{what.capitalize()} has no body; quote the passage or drop the anchor.")
-    if ranges:
-        found = [hit for first, last in ranges for hit in source.occurrences(needle, first, last)]
+        return CheckResult(citation, NOT_FOUND, f"{opening} has no body; quote the passage or drop the anchor.")
+    if blocks:
+        found = [hit for first, last in blocks for hit in source.occurrences(needle, first, last)]
     else:
         found = source.occurrences(needle)
     if len(found) == 1:
@@ -362,20 +266,41 @@ def check_citation(
         return CheckResult(citation, VERIFIED, "", source.excerpt(first, last))
     if len(found) > 1:
         candidates = tuple(_span(first, last) for first, last in found[:MAX_CANDIDATES])
-        scope = f"lines {citation.lines} of {citation.path}" if ranges else citation.path
+        scope = f"lines {citation.lines} of {citation.path}" if blocks else citation.path
         return CheckResult(citation, AMBIGUOUS,
-                           f"{what.capitalize()} occurs {len(found)} times in {scope} (lines "
+                           f"{opening} occurs {len(found)} times in {scope} (lines "
                            f"{', '.join(candidates)}); quote more context or give a line range "
                            f"(`{citation.path}:{candidates[0]}`).", (), candidates)
-    if ranges:
+    if blocks:
         elsewhere = tuple(_span(first, last) for first, last in source.occurrences(needle)[:MAX_CANDIDATES])
         if elsewhere:
             return CheckResult(citation, NOT_FOUND,
-                               f"{what.capitalize()} does not occur in lines {citation.lines} of {citation.path}; it "
+                               f"{opening} does not occur in lines {citation.lines} of {citation.path}; it "
                                f"occurs at lines {', '.join(elsewhere)}: correct the range.", (), elsewhere)
     return CheckResult(citation, NOT_FOUND,
-                       f"{what.capitalize()} does not occur in {citation.path} at the snapshot (whitespace aside); "
+                       f"{opening} does not occur in {citation.path} at the snapshot (whitespace aside); "
                        "quote the file's exact text, or correct the path or range.")
+
+
+def _blocks(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The cited lines as runs of consecutive lines: `1-2,3-4` is `1-4`, `1-4,3-8` is `1-8`, `1-2,7-9` stays two."""
+    blocks: list[tuple[int, int]] = []
+    for first, last in sorted(ranges):
+        if blocks and first <= blocks[-1][1] + 1:
+            blocks[-1] = (blocks[-1][0], max(blocks[-1][1], last))
+        else:
+            blocks.append((first, last))
+    return blocks
+
+
+def _excerpt(source: SourceText, blocks: Sequence[tuple[int, int]]) -> tuple[tuple[int, str], ...]:
+    """The cited lines, at most MAX_SOURCE_LINES of them in all."""
+    lines: list[tuple[int, str]] = []
+    for first, last in blocks:
+        lines += source.excerpt(first, min(last, first + MAX_SOURCE_LINES - len(lines) - 1))
+        if len(lines) >= MAX_SOURCE_LINES:
+            break
+    return tuple(lines)
 
 
 def check_report(
@@ -416,28 +341,11 @@ def findings_for(member: str, results: Sequence[CheckResult], *, current: bool) 
 
 
 def merge_findings(found: Sequence[Finding], quote_findings: Sequence[Finding]) -> list[Finding]:
-    """Validation's findings with the quotation check's, ours replacing what validation said of the same line."""
-    ours = {(f.member, f.line) for f in quote_findings if f.code == FINDING_CODES[COMMIT_MISMATCH]}
-    kept = [f for f in found if not (f.code in SUPERSEDED_CODES and (f.member, f.line) in ours)]
-    return sorted(set(kept) | set(quote_findings), key=Finding.sort_key)
+    """Validation's findings and the quotation check's, in the one order of findings. They never say the same
+    thing twice: a citation at another commit is validation's finding alone."""
+    return sorted(set(found) | set(quote_findings), key=Finding.sort_key)
 
 
 def totals(statuses: Sequence[str]) -> dict[str, int]:
     """Count per status, every status present (zeros included), in STATUSES order."""
     return {status: sum(1 for s in statuses if s == status) for status in STATUSES}
-
-
-def is_current_form(members: Sequence, generation_of) -> dict[str, bool]:
-    """Per member name, whether it is current form; a member naming no record takes its set's generation.
-
-    `generation_of(report)` reads one member's generation ("" when it cannot tell), as validation does.
-    """
-    from collections import Counter
-
-    from . import ids
-
-    generations = {m.name: generation_of(m.report) for m in members}
-    known = [g for g in generations.values() if g]
-    set_generation = Counter(known).most_common(1)[0][0] if known else ""
-    return {m.name: (generations[m.name] or set_generation or m.report.generation) == ids.GENERATION_SLUG
-            for m in members}

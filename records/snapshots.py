@@ -34,7 +34,7 @@ from .models import (
     SourceSnapshot,
 )
 from .services import UploadRefused, current_versions, refuse_closed_run, request_validation
-from .validation import Finding, MemberInput, _report_generation
+from .validation import Finding, MemberInput, current_form
 
 logger = logging.getLogger(__name__)
 
@@ -263,7 +263,7 @@ def _results(run: Run, inputs: Sequence[MemberInput]):
     files = None
     if snapshot is not None:
         files = _snapshot_files(snapshot, {c.path for cited in citations for c in cited})
-    current = quotes.is_current_form(inputs, _report_generation)
+    current = current_form(inputs)  # validation's rule of generations, asked of validation
     per_member, quote_findings = [], []
     for member, cited in zip(inputs, citations):
         results = [quotes.check_citation(c, files, run_commit=run.reviewed_boundary) for c in cited]

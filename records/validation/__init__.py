@@ -18,8 +18,11 @@ keeps working:
 
 - findings: Finding, severities, RunFacts, MemberInput, the collector
 - reading: the ID grammar and small readers over a ParsedReport (prose lines, front matter)
+- citations: what a citation of the source is (quotations, prose anchors, their paths, ranges and
+  commit), read one way for validation and for the quotation check (records.quotes)
 - vocabulary: kind headings, status values, route fields, required sections, prefixes
-- generation: a member's generation and the severity it holds each finding to
+- generation: a member's generation, whether it is held to the current form (asked by the quotation
+  check too), and the severity it holds each finding to
 - validate: validate_member and validate_set, and the order of the member checks
 - manifest: validate_manifest (ARTIFACT.yaml pins)
 - front_matter, sections, record_ids, part_of, references, status_fields,
@@ -28,10 +31,11 @@ keeps working:
 """
 from __future__ import annotations
 
+from . import citations
 from .findings import ERROR, WARNING, Finding, MemberInput, RunFacts
-from .generation import _report_generation
+from .generation import current_form
 from .manifest import validate_manifest
-from .reading import _prose_lines, is_record_id, is_source_id
+from .reading import is_record_id, is_source_id
 from .validate import validate_member, validate_set
 from .vocabulary import (
     CONCLUSION_VALUES,
@@ -70,8 +74,8 @@ __all__ = [
     "Finding",
     "MemberInput",
     "RunFacts",
-    "_prose_lines",  # records.quotes reads prose lines as validation does
-    "_report_generation",  # records.snapshots reads a member's generation as validation does
+    "citations",
+    "current_form",
     "is_record_id",
     "is_source_id",
     "validate_manifest",

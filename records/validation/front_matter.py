@@ -8,6 +8,7 @@ import re
 
 from records.document import ParsedReport
 
+from .citations import same_commit
 from .findings import ERROR, WARNING, MemberInput, RunFacts, _Collector, _severity
 from .reading import _front
 from .vocabulary import RESULT_DISPOSITIONS
@@ -39,7 +40,7 @@ def _check_identity(out: _Collector, report: ParsedReport, run: RunFacts, curren
             line=1,
         )
     boundary = front.get("reviewed-boundary")
-    if boundary is not None and run.reviewed_boundary and str(boundary).strip() != run.reviewed_boundary:
+    if boundary is not None and run.reviewed_boundary and not same_commit(str(boundary), run.reviewed_boundary):
         out.add(
             "reviewed-boundary-mismatch",
             ERROR,

@@ -4,12 +4,13 @@ and each finding held to the severity that generation gives it (records.generati
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 
 from records import generations, ids
 from records.document import ParsedReport
 
-from .findings import Finding
+from .findings import Finding, MemberInput
 from .reading import _front, is_record_id
 
 
@@ -30,6 +31,17 @@ def _report_generation(report: ParsedReport) -> str:
     if doc_type.startswith("agentic-systems/"):
         return ids.GENERATION_PREFIXED
     return ""
+
+
+def current_form(members: Sequence[MemberInput]) -> dict[str, bool]:
+    """Per member name, whether the member is held to the current form: its own generation, else (a member
+    naming no record) the generation most of its set is written in, else the parser's guess. Validation's
+    rule, asked by the quotation check too (records.snapshots)."""
+    generations = {m.name: _report_generation(m.report) for m in members}
+    known = [g for g in generations.values() if g]
+    set_generation = Counter(known).most_common(1)[0][0] if known else ""
+    return {m.name: (generations[m.name] or set_generation or m.report.generation) == ids.GENERATION_SLUG
+            for m in members}
 
 
 def _held_to_generation(findings: Iterable[Finding], current_by_member: Mapping[str, bool]) -> list[Finding]:

@@ -1,5 +1,6 @@
-"""Evidence citation: the Source register's rows, quotation anchors at the run's commit, line numbers
-in prose, and (across the set) quoted paths that lie within a registered source.
+"""Evidence citation: the Source register's rows, citations at the run's commit, line numbers in
+prose, and (across the set) quoted paths that lie within a registered source. Citations are read as
+the quotation check reads them (`citations`).
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Sequence
 
 from records.document import ParsedReport
 
+from . import citations
 from .findings import (
     ERROR,
     WARNING,
@@ -18,7 +20,7 @@ from .findings import (
     _Collector,
     _severity,
 )
-from .reading import _prose_lines, _strip_ticks, is_source_id
+from .reading import _strip_ticks, is_source_id
 
 
 def _revision_cell(row) -> str:
@@ -26,6 +28,11 @@ def _revision_cell(row) -> str:
         if header.strip().lower().startswith("revision"):
             return _strip_ticks(cell)
     return ""
+
+
+def _names_commit(cell: str, commit: str) -> bool:
+    """Whether a revision cell (`0e12f0b3…`, `` `0e12f0b` (main) ``) names the commit."""
+    return any(citations.same_commit(token, commit) for token in re.findall(r"[\w.-]+", cell))
 
 
 def _check_source_register(out: _Collector, report: ParsedReport, run: RunFacts, current: bool) -> None:
@@ -60,7 +67,7 @@ def _check_source_register(out: _Collector, report: ParsedReport, run: RunFacts,
                 line=first,
             )
     commit = run.reviewed_boundary.strip()
-    if commit and not any(commit in _revision_cell(row) for row in report.sources):
+    if commit and not any(_names_commit(_revision_cell(row), commit) for row in report.sources):
         out.add(
             "no-source-at-boundary",
             ERROR,
@@ -69,22 +76,17 @@ def _check_source_register(out: _Collector, report: ParsedReport, run: RunFacts,
         )
 
 
-def _same_commit(named: str, commit: str) -> bool:
-    named = _strip_ticks(named).lower()
-    commit = commit.lower()
-    return named == commit or (len(named) >= 7 and commit.startswith(named))
+# Validation's finding about a citation at another commit: it needs no snapshot, so validation says it (for every
+# citation: quotations, and blob links in prose) and the quotation check against the snapshot does not.
+COMMIT_MISMATCH_CODE = "quote-commit-mismatch"
 
 
 def _check_quotations(out: _Collector, report: ParsedReport, run: RunFacts, current: bool) -> None:
-    commit = run.reviewed_boundary.strip()
+    for citation in (*citations.quotation_citations(report), *citations.prose_citations(report)):
+        problem = citations.other_commit(citation, run.reviewed_boundary)
+        if problem:
+            out.add(COMMIT_MISMATCH_CODE, ERROR, problem, line=citation.line)
     for quotation in report.quotations:
-        if quotation.commit and commit and not _same_commit(quotation.commit, commit):
-            out.add(
-                "quotation-commit-mismatch",
-                ERROR,
-                f"The quotation from {quotation.path} is anchored at {quotation.commit}, not the run's commit {commit}; quote the reviewed commit.",
-                line=quotation.line,
-            )
         if not quotation.text.strip():
             out.add(
                 "empty-quotation",
@@ -94,24 +96,15 @@ def _check_quotations(out: _Collector, report: ParsedReport, run: RunFacts, curr
             )
 
 
-_PROSE_ANCHOR_RE = re.compile(
-    r"(?<![\w/.@-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]*):(\d+(?:[-–]\d+)?(?:,\s?\d+(?:[-–]\d+)?)*)(?!\d)"
-)
-
-
-_COLON_DIGIT_RE = re.compile(r":\d")
-
-
 def _check_prose_anchors(out: _Collector, report: ParsedReport, current: bool) -> None:
-    for number, line in _prose_lines(report):
-        if not _COLON_DIGIT_RE.search(line):
-            continue  # a line anchor is `path:N`; the full pattern is slow on long prose
-        for match in _PROSE_ANCHOR_RE.finditer(line):
+    """Line ranges in prose (`path:12-30`; a blob link's `#L12-L30` is a link, not this form)."""
+    for citation in citations.prose_citations(report):
+        if citation.lines and not citation.link:
             out.add(
                 "prose-line-anchor",
                 _severity(current),
-                f"\"{match.group(0)}\" carries line numbers outside a quotation; cite the path alone and quote the passage.",
-                line=number,
+                f"\"{citation.written}\" carries line numbers outside a quotation; cite the path alone and quote the passage.",
+                line=citation.line,
             )
 
 
@@ -121,8 +114,8 @@ def _quoted_paths(members: Sequence[MemberInput]) -> list[Finding]:
         return []
     findings = []
     for m in members:
-        for quotation in m.report.quotations:
-            path = _strip_ticks(quotation.path).split(":", 1)[0].strip()
+        for quotation in citations.quotation_citations(m.report):
+            path = quotation.path
             if not path:
                 continue
             candidates = [path] + [path[: i + 1] for i, ch in enumerate(path) if ch == "/"]

@@ -3,15 +3,12 @@ checks run in the order listed in `_member_findings`.
 """
 from __future__ import annotations
 
-from collections import Counter
 from typing import Collection, Sequence
-
-from records import ids
 
 from .amendments import _check_amendment_form
 from .findings import Finding, MemberInput, RunFacts, _Collector, _sorted
 from .front_matter import _check_boundary_facts, _check_identity
-from .generation import _held_to_generation, _report_generation
+from .generation import _held_to_generation, current_form
 from .memory_profile import _check_profile_shape
 from .part_of import _check_part_of
 from .record_ids import _check_annotations, _check_declared_ids, _check_malformed_ids
@@ -30,9 +27,9 @@ from .status_fields import _check_status_fields
 
 def validate_member(member: MemberInput, run: RunFacts) -> list[Finding]:
     """Findings about one member on its own (no references across the set)."""
-    generation = _report_generation(member.report) or member.report.generation
-    current = generation == ids.GENERATION_SLUG
-    return _sorted(_held_to_generation(_member_findings(member, run, current=current), {member.name: current}))
+    current_by_member = current_form([member])
+    findings = _member_findings(member, run, current=current_by_member[member.name])
+    return _sorted(_held_to_generation(findings, current_by_member))
 
 
 def validate_set(
@@ -43,14 +40,7 @@ def validate_set(
     extra_mappings: Sequence[tuple[str, str, str]] = (),
 ) -> list[Finding]:
     """Member-level findings of every member plus the checks across the set."""
-    generations = {m.name: _report_generation(m.report) for m in members}
-    known = [g for g in generations.values() if g]
-    set_generation = Counter(known).most_common(1)[0][0] if known else ""
-    current_by_member = {}
-    for m in members:
-        generation = generations[m.name] or set_generation or m.report.generation
-        current_by_member[m.name] = generation == ids.GENERATION_SLUG
-
+    current_by_member = current_form(members)
     findings: list[Finding] = []
     for m in members:
         findings.extend(_member_findings(m, run, current=current_by_member[m.name]))

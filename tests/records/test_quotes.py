@@ -8,7 +8,14 @@ from hypothesis import strategies as st
 
 from records import quotes
 from records.parsing import parse_report
-from records.validation import ERROR, WARNING, Finding
+from records.validation import (
+    ERROR,
+    WARNING,
+    Finding,
+    MemberInput,
+    RunFacts,
+    validate_member,
+)
 
 COMMIT = "0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f"
 
@@ -176,15 +183,14 @@ def test_each_failed_status_is_an_error_that_says_what_to_do():
         quote("return row", "`src/store.py` @ `1111111`"),
     ]))
     found = findings(text)
+    # The other commit is validation's finding (test_a_citation_at_another_commit_is_one_finding_from_validation).
     assert codes(found) == sorted([("quote-not-found", ERROR), ("quote-ambiguous", ERROR),
-                                   ("quote-path-missing", ERROR), ("quote-range-outside", ERROR),
-                                   ("quote-commit-mismatch", ERROR)])
+                                   ("quote-path-missing", ERROR), ("quote-range-outside", ERROR)])
     by_code = {f.code: f.message for f in found}
     assert "quote more context or give a line range" in by_code["quote-ambiguous"]
     assert "lines 4, 8" in by_code["quote-ambiguous"]
     assert "correct the path" in by_code["quote-path-missing"]
     assert "correct" in by_code["quote-range-outside"]
-    assert "quote the reviewed commit" in by_code["quote-commit-mismatch"]
     assert "quote the file's exact text" in by_code["quote-not-found"]
     assert all(f.line > 0 for f in found)
 
@@ -213,12 +219,31 @@ def test_older_generations_treat_a_second_occurrence_as_a_warning():
     assert codes(findings(missing, current=False)) == [("quote-not-found", ERROR)]
 
 
-def test_the_check_replaces_validations_commit_finding_on_the_same_line():
-    ours = [Finding("quote-commit-mismatch", ERROR, "memory", "", 7, "ours")]
-    theirs = [Finding("quotation-commit-mismatch", ERROR, "memory", "", 7, "theirs"),
-              Finding("quotation-commit-mismatch", ERROR, "memory", "", 9, "another line")]
-    merged = quotes.merge_findings(theirs, ours)
-    assert [(f.code, f.line) for f in merged] == [("quote-commit-mismatch", 7), ("quotation-commit-mismatch", 9)]
+def run_findings(text: str, files=SOURCE, *, commit: str = COMMIT) -> list[Finding]:
+    """What a run's validation says of one member: validation's findings and the quotation check's, merged."""
+    report = parse_report(text)
+    found = validate_member(MemberInput("memory", "memory", report), RunFacts("AAS-2026-01-01-store-01", commit))
+    results = quotes.check_report(report, files, run_commit=commit)
+    return quotes.merge_findings(found, quotes.findings_for("memory", results, current=True))
+
+
+def test_a_citation_at_another_commit_is_one_finding_from_validation():
+    other = "1" * 40
+    link = f"https://github.com/acme/store/blob/{other}/src/store.py#L3"
+    text = member("\n".join([
+        quote("db.insert(row)", f"`src/store.py` @ `{other}`"),
+        "",
+        quote("db.insert(row)", link),  # the commit in the link: validation did not read it before
+        "",
+        f"The [write]({link.replace('#L3', '#L2')}) encodes first.",
+    ]))
+    lines = [n for n, line in enumerate(text.splitlines(), start=1) if line.startswith(("> db", "The"))]
+    mismatches = [(f.code, f.severity, f.line) for f in run_findings(text) if "commit" in f.code]
+    assert mismatches == [("quote-commit-mismatch", ERROR, line) for line in lines]
+    statuses = [r.status for r in quotes.check_report(parse_report(text), SOURCE, run_commit=COMMIT)]
+    assert statuses == [quotes.COMMIT_MISMATCH] * 3
+    assert not quotes.findings_for("memory", quotes.check_report(parse_report(text), SOURCE, run_commit=COMMIT),
+                                   current=True)
 
 
 # --- the whitespace property ---------------------------------------------------------

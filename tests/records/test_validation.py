@@ -601,8 +601,8 @@ def test_it_requires_a_source_row_at_the_runs_commit():
 def test_it_reports_a_quotation_anchored_at_another_commit():
     other = slug_report(quotations=(Quotation("x = 1", "src/a.py", "", "f" * 40, 5),))
     same = slug_report(quotations=(Quotation("x = 1", "src/a.py", "", COMMIT, 5),))
-    assert "quotation-commit-mismatch" in codes(validate_member(member(other), RUN), "error")
-    assert "quotation-commit-mismatch" not in codes(validate_member(member(same), RUN))
+    assert "quote-commit-mismatch" in codes(validate_member(member(other), RUN), "error")
+    assert "quote-commit-mismatch" not in codes(validate_member(member(same), RUN))
 
 
 def test_it_refuses_an_empty_quotation_body():
@@ -1051,7 +1051,7 @@ def test_it_reports_a_current_form_status_with_two_values():
 def test_it_reports_a_current_form_quotation_at_another_commit_and_a_wrong_run_id():
     broken = CURRENT_RUNTIME.replace(f"@ `{COMMIT}`", "@ `" + "a" * 40 + "`").replace(RUN.run_id, "AAS-2026-01-01-other-01")
     findings = validate_set(parsed_members(runtime=broken, overview=CURRENT_OVERVIEW), RUN)
-    assert sorted(codes(errors(findings))) == ["quotation-commit-mismatch", "run-id-mismatch"]
+    assert sorted(codes(errors(findings))) == ["quote-commit-mismatch", "run-id-mismatch"]
 
 
 def test_it_reports_a_parsed_reference_to_an_undeclared_record_with_a_suggestion():
