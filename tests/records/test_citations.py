@@ -18,23 +18,13 @@ from records.validation import (
     validate_set,
 )
 from records.validation.citations import clean_lines, same_commit
+from tests.records.test_quotes import COMMIT
+from tests.records.test_quotes import SOURCE as QUOTED_SOURCE
 
-COMMIT = "0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f"
 OTHER = "1" * 40
 RUN = RunFacts("AAS-2026-01-01-store-01", COMMIT)
 
-SOURCE = {
-    "src/store.py": (
-        "def save(memory):\n"          # 1
-        "    row = encode(memory)\n"   # 2
-        "    db.insert(row)\n"         # 3
-        "    return row\n"             # 4
-        "\n"                           # 5
-        "def load(key):\n"             # 6
-        "    row = db.get(key)\n"      # 7
-        "    return row\n"             # 8
-    ),
-}
+SOURCE = {"src/store.py": QUOTED_SOURCE["src/store.py"]}  # the file test_quotes checks against
 
 
 def member(body: str) -> str:
