@@ -184,9 +184,12 @@ def _queue_reconcile_sync(run_pk: int) -> None:
 
 
 def ingest_member_report(
-    *, run: Run, role: str, filename: str | None, content: bytes, actor: Actor
+    *, run: Run | str, role: str, filename: str | None, content: bytes, actor: Actor
 ) -> tuple[MemberVersion, bool]:
     """Store the bytes as the member's next version and queue its parse; `created` is False for identical bytes.
+
+    `run` is the Run, or its run_id: the upload API passes the ID so that the
+    run is read once, by its row lock (Run.DoesNotExist when there is none).
 
     One audit event per upload: `member.uploaded` (or `member.reupload_identical`),
     carrying the run's status move (open/in_review/failed → validating) when the
@@ -200,7 +203,7 @@ def ingest_member_report(
     sha256 = archives.sha256_hex(content)
     filename = _clean_filename(filename, role)
     with transaction.atomic():
-        locked_run = lock_run(run)
+        locked_run = lock_run(run) if isinstance(run, Run) else Run.objects.select_for_update().get(run_id=run)
         if not locked_run.accepts_uploads:
             raise refuse_closed_run(locked_run, "an upload")
         member = _locked_member(locked_run, role)
@@ -223,16 +226,20 @@ def ingest_member_report(
                 after["run_status"] = move
         record_event(run=locked_run, actor=actor, action=action, object_type="member_version",
                      object_id=_version_label(role, version.version), after=after)
-    run.status, run.status_reason, run.failed_from = locked_run.status, locked_run.status_reason, locked_run.failed_from
+    if isinstance(run, Run):
+        run.status, run.status_reason, run.failed_from = (locked_run.status, locked_run.status_reason,
+                                                          locked_run.failed_from)
     return version, created
 
 
 def _locked_member(run: Run, role: str) -> MemberReport:
     """The run's member for `role`, row-locked; created on its first upload (the run's lock is held)."""
-    member = (MemberReport.objects.select_for_update(of=("self",)).filter(run=run, role=role)
-              .select_related("current_version").defer("current_version__content", "current_version__parsed")
-              .first())
-    return member if member is not None else MemberReport.objects.create(run=run, role=role)
+    try:  # get(), not first(): (run, role) is unique, so no ORDER BY to build
+        return (MemberReport.objects.select_for_update(of=("self",))
+                .select_related("current_version").defer("current_version__content", "current_version__parsed")
+                .get(run=run, role=role))
+    except MemberReport.DoesNotExist:
+        return MemberReport.objects.create(run=run, role=role)
 
 
 def _start_validating(run: Run, *, reason: str) -> dict | None:
