@@ -207,10 +207,9 @@ def ingest_member_report(
         if not locked_run.accepts_uploads:
             raise refuse_closed_run(locked_run, "an upload")
         member = _locked_member(locked_run, role)
-        current = member.current_version
-        if current is not None and current.sha256 == sha256:
-            version, created = current, False
-            queued = _retry_if_failed(current)
+        if member.current_sha256 == sha256:
+            version, created = _current_version(member), False
+            queued = _retry_if_failed(version)
             action = "member.reupload_identical"
             after = {"role": role, "version": version.version, "sha256": sha256, "filename": filename,
                      "retried": queued}
@@ -233,13 +232,29 @@ def ingest_member_report(
 
 
 def _locked_member(run: Run, role: str) -> MemberReport:
-    """The run's member for `role`, row-locked; created on its first upload (the run's lock is held)."""
-    try:  # get(), not first(): (run, role) is unique, so no ORDER BY to build
-        return (MemberReport.objects.select_for_update(of=("self",))
-                .select_related("current_version").defer("current_version__content", "current_version__parsed")
-                .get(run=run, role=role))
-    except MemberReport.DoesNotExist:
-        return MemberReport.objects.create(run=run, role=role)
+    """The run's member for `role`, row-locked, with the number and SHA-256 of its current version
+    (`current_number`, `current_sha256`: None before its first); created on its first upload (the run's lock
+    is held, so nobody else creates it meanwhile).
+
+    A raw statement because it was the upload's dearest: compiling this join through the ORM (select_related,
+    defer, FOR UPDATE OF) took about four times the CPU of running it.
+    """
+    lock = " FOR UPDATE OF m" if connection.features.has_select_for_update_of else ""
+    member = next(iter(MemberReport.objects.raw(
+        f"SELECT m.*, v.version AS current_number, v.sha256 AS current_sha256 "
+        f"FROM {MemberReport._meta.db_table} m LEFT JOIN {MemberVersion._meta.db_table} v "
+        f"ON v.id = m.current_version_id WHERE m.run_id = %s AND m.role = %s{lock}", [run.pk, role])), None)
+    if member is None:
+        member = MemberReport.objects.create(run=run, role=role)
+        member.current_number = member.current_sha256 = None
+    return member
+
+
+def _current_version(member: MemberReport) -> MemberVersion:
+    """The member's current version, without its bytes or parser output (what an upload answers with)."""
+    version = MemberVersion.objects.defer("content", "parsed").get(pk=member.current_version_id)
+    version.member = member
+    return version
 
 
 def _start_validating(run: Run, *, reason: str) -> dict | None:
@@ -254,7 +269,7 @@ def _start_validating(run: Run, *, reason: str) -> dict | None:
 def _new_version(*, member: MemberReport, filename: str, content: bytes, sha256: str,
                  actor: Actor) -> MemberVersion:
     # Versions are only made here and each becomes current, so the current one holds the highest number.
-    number = member.current_version.version + 1 if member.current_version_id else 1
+    number = member.current_number + 1 if member.current_version_id else 1
     version = MemberVersion.objects.create(
         member=member, version=number, filename=filename, content=content, sha256=sha256, size=len(content),
         uploaded_by=actor.label, queued_at=timezone.now(),
