@@ -19,7 +19,9 @@ Parts (run all, or name some: `bench/benchmark.py ingest latency`):
   threads uploading (to one run, then a run per client) in 2-second windows
   alternating with GET /api/whoami/; then the stored versions are counted.
 
-`--profile-ingest` prints the ingest's cProfile, SQL statements and audit events.
+`--profile-ingest` prints the ingest's cProfile, SQL statements and audit events; `--profile-uploads`
+prints the upload request's (in process, through Django's test client, DEBUG off, queued to Redis on a
+queue of its own): statements per upload, CPU per upload and per GET /api/whoami/, and its cProfile.
 Redis: REDIS_URL, else redis://127.0.0.1:6379/10 when it answers; queues are
 deleted afterwards.
 """
@@ -90,6 +92,20 @@ def report(name: str, value, unit: str = "", note: str = ""):
     print(f"{name:<58} {text:>12} {unit:<10} {note}")
 
 
+def delete_queue(name: str) -> None:
+    """Delete a Celery queue of the bench's and the messages left in it. Declared first: kombu's Redis
+    transport deletes only the bindings this process knows, so a bare queue_delete left the queue (filled
+    by the server or the worker) in Redis."""
+    from kombu import Exchange, Queue
+
+    from config.celery import app
+
+    with app.connection_for_write() as conn:
+        queue = Queue(name, Exchange(name), routing_key=name)(conn.default_channel)
+        queue.declare()
+        queue.delete()
+
+
 def free_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -107,6 +123,8 @@ def main():
     redis_url = os.environ.get("REDIS_URL", "") or ("redis://127.0.0.1:6379/10" if redis_answers() else "")
     if redis_url:
         os.environ["REDIS_URL"] = redis_url
+    if "--profile-uploads" in sys.argv:  # its uploads queue parses that nothing consumes: a queue to delete
+        os.environ["CELERY_QUEUE"] = f"aas-bench-{uuid.uuid4().hex[:6]}"
     import django
 
     django.setup()
@@ -123,6 +141,9 @@ def main():
     try:
         if "--profile-ingest" in sys.argv:
             profile_ingest()
+            return
+        if "--profile-uploads" in sys.argv:
+            profile_uploads(redis_url)
             return
         # `bench/benchmark.py latency uploads` runs only those parts; no argument runs every part.
         wanted = {arg for arg in sys.argv[1:] if not arg.startswith("-")} or {"ingest", "page", "latency", "uploads"}
@@ -302,6 +323,79 @@ def profile_ingest():
     stats.sort_stats("tottime").print_stats(20)
 
 
+def profile_uploads(redis_url: str, uploads: int = 200):
+    """The request `bench_uploads` times, in process: statements, CPU and cProfile of one upload of seed 003
+    as JSON (a new version each time) next to GET /api/whoami/. DEBUG off, as the server runs."""
+    import cProfile
+    import pstats
+    from collections import Counter
+
+    from django.conf import settings
+    from django.db import connection
+    from django.test import Client
+
+    from config.celery import app
+    from reviews.audit import Actor
+    from reviews.services import create_run, issue_token
+
+    settings.DEBUG = False  # no debug cursor: it records and formats every statement
+    app.conf.task_always_eager = not redis_url  # queued as the server queues them (main() runs them eagerly)
+    _, key = issue_token(name=f"bench-profile-{uuid.uuid4().hex[:6]}", role="agent", actor=Actor.command("bench"))
+    run = create_run(actor=Actor.command("bench"), run_id="AAS-2026-01-04-profile-uploads-01", system="Bench",
+                     title="uploads", run_date="2026-01-04", reviewed_boundary="0" * 40)
+    client = Client(HTTP_AUTHORIZATION=f"Token {key}")
+    seed = next(p for p in seed_files() if p.name.startswith("003")).read_bytes()
+    head = json.dumps({"role": "memory", "content": seed.decode() + "\n<!-- bench "})[:-2].encode()
+    counter = iter(range(10**6))
+
+    def upload():
+        body = head + f' {next(counter)} -->\\n"}}'.encode()
+        response = client.post(f"/api/runs/{run.run_id}/members/", data=body, content_type="application/json")
+        assert response.status_code == 201, response.content[:300]
+
+    def whoami():
+        assert client.get("/api/whoami/").status_code == 200
+
+    def statements(fn) -> list[str]:
+        seen = []
+
+        def log(execute, sql, params, many, context):
+            seen.append(sql)
+            return execute(sql, params, many, context)
+        with connection.execute_wrapper(log):
+            fn()
+        return seen
+
+    def cpu_ms(fn, n) -> float:
+        start = time.process_time()
+        for _ in range(n):
+            fn()
+        return (time.process_time() - start) / n * 1000
+
+    try:
+        for _ in range(20):  # warm: imports, connections, the first version
+            upload()
+            whoami()
+        seen = statements(upload)
+        print(f"statements per upload: {len(seen)} (and BEGIN, COMMIT); per whoami: {len(statements(whoami))}")
+        for verb, n in Counter(sql.split(None, 1)[0].upper() for sql in seen).most_common():
+            print(f"  {verb:<8} {n}")
+        print(f"CPU per upload: {min(cpu_ms(upload, uploads // 4) for _ in range(3)):.2f} ms; per whoami: "
+              f"{min(cpu_ms(whoami, uploads // 4) for _ in range(3)):.2f} ms (this process: Django, not PostgreSQL)")
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(uploads):
+            upload()
+        profiler.disable()
+        stats = pstats.Stats(profiler)
+        here = str(ROOT) + "/(records|reconcile|reviews)/"
+        stats.sort_stats("cumulative").print_stats(here, 20)
+        stats.sort_stats("tottime").print_stats(20)
+    finally:
+        if redis_url:
+            delete_queue(settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
 def bench_reconcile_page():
     """SQL queries and server time of the reconciliation page at 20 and 2,000 records."""
     from django.test import Client
@@ -429,8 +523,7 @@ def bench_latency(database_url: str, redis_url: str):
         except subprocess.TimeoutExpired:
             os.killpg(worker.pid, signal.SIGKILL)
         log.close()
-        with app.connection_for_write() as conn:
-            conn.default_channel.queue_delete(queue)
+        delete_queue(queue)
 
 
 def upload_to_validated(data: bytes, *, role: str, run_id: str, label: str, target_ms: float | None = None):
@@ -621,10 +714,7 @@ def bench_uploads(database_url: str, redis_url: str):
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(20)
         if redis_url:
-            from config.celery import app
-
-            with app.connection_for_write() as conn:
-                conn.default_channel.queue_delete(queue)
+            delete_queue(queue)
 
 
 if __name__ == "__main__":

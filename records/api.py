@@ -15,9 +15,10 @@ from rest_framework.views import APIView
 
 from config.celery import app as celery_app
 from reviews.access import READ_RUNS, UPLOAD
-from reviews.api import RunSerializer, get_run_for
+from reviews.api import RunSerializer, check_run_access, get_run_for
 from reviews.api_errors import ApiError
 from reviews.audit import Actor
+from reviews.models import Run
 from reviews.parsers import JSONParser  # refuses JSON nested too deep with a 400
 
 from . import services
@@ -40,6 +41,7 @@ from .serializers import (
     RecordSerializer,
     VersionSummarySerializer,
     full_counts,
+    member_version_data,
 )
 
 REFUSAL_STATUS = {
@@ -145,16 +147,19 @@ class MemberUploadView(APIView):
                    request={"multipart/form-data": UploadFileSerializer, "application/json": UploadJsonSerializer},
                    responses={201: MemberVersionSerializer, 200: MemberVersionSerializer, 413: None, 415: None})
     def post(self, request, run_id: str):
-        run = get_run_for(request, run_id, UPLOAD, "upload")
+        # The role is checked first so that the service reads the run once, by its row lock.
+        check_run_access(request, run_id, UPLOAD, "upload")
         role, filename, content = _upload_from(request)
         try:
-            version, created = services.ingest_member_report(run=run, role=role, filename=filename, content=content,
-                                                             actor=Actor.for_request(request))
+            version, created = services.ingest_member_report(run=run_id, role=role, filename=filename,
+                                                             content=content, actor=Actor.for_request(request))
         except services.UploadRefused as error:
             raise refusal(error) from None
+        except Run.DoesNotExist:
+            raise Http404 from None
         if celery_app.conf.task_always_eager:  # the parse ran in process on commit: show its outcome
             version.refresh_from_db(fields=["status", "status_reason", "counts"])
-        return Response(MemberVersionSerializer(version).data,
+        return Response(member_version_data(version),
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
@@ -337,5 +342,5 @@ def imported_members(results) -> list[dict]:
     members = []
     for version, was_created in results:
         version.refresh_from_db(fields=["status", "status_reason", "counts"])
-        members.append(MemberVersionSerializer(version).data | {"created": was_created})
+        members.append(member_version_data(version) | {"created": was_created})
     return members

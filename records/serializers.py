@@ -41,6 +41,21 @@ class MemberVersionSerializer(serializers.ModelSerializer):
         return full_counts(version.counts)
 
 
+_CREATED_AT = serializers.DateTimeField()  # the API's one date format, from DRF's settings
+
+
+def member_version_data(version: MemberVersion) -> dict:
+    """`MemberVersionSerializer(version).data`, key for key, without building a serializer's fields per call
+    (an upload answers with this; tests/records hold the two equal)."""
+    role = version.member.role
+    return {
+        "member_id": role, "role": role, "version": version.version, "sha256": version.sha256,
+        "status": version.status, "status_reason": version.status_reason, "size": version.size,
+        "filename": version.filename, "counts": full_counts(version.counts),
+        "created_at": _CREATED_AT.to_representation(version.created_at), "uploaded_by": version.uploaded_by,
+    }
+
+
 class VersionSummarySerializer(serializers.ModelSerializer):
     class Meta:
         model = MemberVersion

@@ -184,9 +184,12 @@ def _queue_reconcile_sync(run_pk: int) -> None:
 
 
 def ingest_member_report(
-    *, run: Run, role: str, filename: str | None, content: bytes, actor: Actor
+    *, run: Run | str, role: str, filename: str | None, content: bytes, actor: Actor
 ) -> tuple[MemberVersion, bool]:
     """Store the bytes as the member's next version and queue its parse; `created` is False for identical bytes.
+
+    `run` is the Run, or its run_id: the upload API passes the ID so that the
+    run is read once, by its row lock (Run.DoesNotExist when there is none).
 
     One audit event per upload: `member.uploaded` (or `member.reupload_identical`),
     carrying the run's status move (open/in_review/failed → validating) when the
@@ -200,14 +203,13 @@ def ingest_member_report(
     sha256 = archives.sha256_hex(content)
     filename = _clean_filename(filename, role)
     with transaction.atomic():
-        locked_run = lock_run(run)
+        locked_run = lock_run(run) if isinstance(run, Run) else Run.objects.select_for_update().get(run_id=run)
         if not locked_run.accepts_uploads:
             raise refuse_closed_run(locked_run, "an upload")
         member = _locked_member(locked_run, role)
-        current = member.current_version
-        if current is not None and current.sha256 == sha256:
-            version, created = current, False
-            queued = _retry_if_failed(current)
+        if member.current_sha256 == sha256:
+            version, created = _current_version(member), False
+            queued = _retry_if_failed(version)
             action = "member.reupload_identical"
             after = {"role": role, "version": version.version, "sha256": sha256, "filename": filename,
                      "retried": queued}
@@ -223,16 +225,36 @@ def ingest_member_report(
                 after["run_status"] = move
         record_event(run=locked_run, actor=actor, action=action, object_type="member_version",
                      object_id=_version_label(role, version.version), after=after)
-    run.status, run.status_reason, run.failed_from = locked_run.status, locked_run.status_reason, locked_run.failed_from
+    if isinstance(run, Run):
+        run.status, run.status_reason, run.failed_from = (locked_run.status, locked_run.status_reason,
+                                                          locked_run.failed_from)
     return version, created
 
 
 def _locked_member(run: Run, role: str) -> MemberReport:
-    """The run's member for `role`, row-locked; created on its first upload (the run's lock is held)."""
-    member = (MemberReport.objects.select_for_update(of=("self",)).filter(run=run, role=role)
-              .select_related("current_version").defer("current_version__content", "current_version__parsed")
-              .first())
-    return member if member is not None else MemberReport.objects.create(run=run, role=role)
+    """The run's member for `role`, row-locked, with the number and SHA-256 of its current version
+    (`current_number`, `current_sha256`: None before its first); created on its first upload (the run's lock
+    is held, so nobody else creates it meanwhile).
+
+    A raw statement because it was the upload's dearest: compiling this join through the ORM (select_related,
+    defer, FOR UPDATE OF) took about four times the CPU of running it.
+    """
+    lock = " FOR UPDATE OF m" if connection.features.has_select_for_update_of else ""
+    member = next(iter(MemberReport.objects.raw(
+        f"SELECT m.*, v.version AS current_number, v.sha256 AS current_sha256 "
+        f"FROM {MemberReport._meta.db_table} m LEFT JOIN {MemberVersion._meta.db_table} v "
+        f"ON v.id = m.current_version_id WHERE m.run_id = %s AND m.role = %s{lock}", [run.pk, role])), None)
+    if member is None:
+        member = MemberReport.objects.create(run=run, role=role)
+        member.current_number = member.current_sha256 = None
+    return member
+
+
+def _current_version(member: MemberReport) -> MemberVersion:
+    """The member's current version, without its bytes or parser output (what an upload answers with)."""
+    version = MemberVersion.objects.defer("content", "parsed").get(pk=member.current_version_id)
+    version.member = member
+    return version
 
 
 def _start_validating(run: Run, *, reason: str) -> dict | None:
@@ -247,7 +269,7 @@ def _start_validating(run: Run, *, reason: str) -> dict | None:
 def _new_version(*, member: MemberReport, filename: str, content: bytes, sha256: str,
                  actor: Actor) -> MemberVersion:
     # Versions are only made here and each becomes current, so the current one holds the highest number.
-    number = member.current_version.version + 1 if member.current_version_id else 1
+    number = member.current_number + 1 if member.current_version_id else 1
     version = MemberVersion.objects.create(
         member=member, version=number, filename=filename, content=content, sha256=sha256, size=len(content),
         uploaded_by=actor.label, queued_at=timezone.now(),

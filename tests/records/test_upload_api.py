@@ -6,6 +6,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from records.models import MemberReport, MemberVersion, Record
+from records.serializers import MemberVersionSerializer
 from reviews.models import AuditEvent, Run
 from tests.conftest import seed_bytes
 
@@ -245,6 +246,32 @@ def test_uploads_to_a_missing_run_get_404_with_the_error_shape(agent):
     assert_error(agent.post("/api/runs/AAS-2026-01-01-nothing-01/members/", {"role": "workflow", "content": "x"},
                             format="json"), 404, "not_found")
     assert_error(agent.get("/api/runs/AAS-2026-01-01-nothing-01/"), 404)
+
+
+@pytest.mark.django_db
+def test_the_upload_reply_is_the_member_version_schema_key_for_key(agent, run_factory,
+                                                                   django_capture_on_commit_callbacks):
+    def serialized():
+        return json.loads(json.dumps(MemberVersionSerializer(MemberVersion.objects.get()).data))
+
+    run = run_factory()
+    with django_capture_on_commit_callbacks(execute=True):
+        created = upload(agent, run, "memory", seed_bytes("002"))
+        assert created.json() == serialized()  # as received: the parse runs once the upload commits
+    again = upload(agent, run, "memory", seed_bytes("002"))  # parsed and validated by now
+    assert again.json() == serialized()
+    assert again.json()["counts"]["declarations"] == EXPECTED["002"]["declarations"]
+    assert list(created.json()) == list(again.json()) == MemberVersionSerializer.Meta.fields
+
+
+@pytest.mark.django_db
+def test_a_caller_without_the_upload_role_gets_404_for_a_missing_run_and_403_for_one_that_exists(
+        outsider, run_factory):
+    assert_error(outsider.post("/api/runs/AAS-2026-01-01-nothing-01/members/", {"role": "workflow", "content": "x"},
+                               format="json"), 404, "not_found")
+    run = run_factory()
+    assert_error(upload_json(outsider, run, {"role": "workflow", "content": "x"}), 403, "permission_denied")
+    assert AuditEvent.objects.filter(run=run, action="permission.denied").count() == 1
 
 
 @pytest.mark.django_db
