@@ -25,7 +25,7 @@ def current_versions(run: Run) -> list[MemberVersion]:
     """The current version of every member of the run, by role, without its bytes (the recorded SHA-256
     stands for them here; approval and finalization hash the bytes themselves)."""
     return list(MemberVersion.objects.filter(member__run=run, member__current_version_id=F("id"))
-                .select_related("member").defer("content", "parsed").order_by("member__role"))
+                .select_related("member").defer("content").order_by("member__role"))
 
 
 def member_names(versions: list[MemberVersion]) -> dict[str, str]:
