@@ -9,6 +9,7 @@ from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
+from rest_framework.exceptions import APIException
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -149,14 +150,17 @@ class MemberUploadView(APIView):
     def post(self, request, run_id: str):
         # The role is checked first so that the service reads the run once, by its row lock.
         check_run_access(request, run_id, UPLOAD, "upload")
-        role, filename, content = _upload_from(request)
         try:
+            role, filename, content = _upload_from(request)
             version, created = services.ingest_member_report(run=run_id, role=role, filename=filename,
                                                              content=content, actor=Actor.for_request(request))
-        except services.UploadRefused as error:
-            raise refusal(error) from None
         except Run.DoesNotExist:
             raise Http404 from None
+        except (APIException, services.UploadRefused) as error:
+            # The body is judged before the run is read; a run that does not exist is the first thing to say.
+            if not Run.objects.filter(run_id=run_id).exists():
+                raise Http404 from None
+            raise (refusal(error) if isinstance(error, services.UploadRefused) else error) from None
         if celery_app.conf.task_always_eager:  # the parse ran in process on commit: show its outcome
             version.refresh_from_db(fields=["status", "status_reason", "counts"])
         return Response(member_version_data(version),

@@ -249,6 +249,21 @@ def test_uploads_to_a_missing_run_get_404_with_the_error_shape(agent):
 
 
 @pytest.mark.django_db
+def test_a_bad_body_to_a_missing_run_gets_404_and_to_a_run_that_exists_400(agent, run_factory):
+    missing = "/api/runs/AAS-2026-01-01-nothing-01/members/"
+    bodies = [({"role": "ghost", "content": "x"}, "json"), ({"content": "x"}, "json"), ({"role": "memory"}, "json"),
+              ({"role": "memory", "content": ""}, "json")]
+    for body, form in bodies:
+        assert_error(agent.post(missing, body, format=form), 404, "not_found")
+    assert_error(agent.generic("POST", missing, "{not json", content_type="application/json"), 404, "not_found")
+    run = run_factory()
+    for body, form in bodies:
+        assert agent.post(f"/api/runs/{run.run_id}/members/", body, format=form).status_code == 400
+    assert agent.generic("POST", f"/api/runs/{run.run_id}/members/", "{not json",
+                         content_type="application/json").status_code == 400
+
+
+@pytest.mark.django_db
 def test_the_upload_reply_is_the_member_version_schema_key_for_key(agent, run_factory,
                                                                    django_capture_on_commit_callbacks):
     def serialized():
