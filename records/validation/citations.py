@@ -26,13 +26,12 @@ A path reads without backticks, `./`, Markdown's `\\_` escape and Windows'
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from records.document import ParsedReport
 
-from .reading import _prose_lines, _strip_ticks
+from .reading import _prose_lines, _strip_ticks, per_report
 
 QUOTATION = "quotation"
 ANCHOR = "anchor"
@@ -179,23 +178,10 @@ def prose_citations_in(lines: Iterable[tuple[int, str]]) -> list[Citation]:
     return found
 
 
-# A report's citations, by identity: validation reads them in three checks and the quotation check once more.
-# A parsed report is frozen data; the entry holds the report, so its id is not reused.
-_MEMO: dict[int, tuple[ParsedReport, tuple[Citation, ...], tuple[Citation, ...]]] = {}
-_MEMO_SIZE = 16
-_MEMO_LOCK = threading.Lock()
-
-
+@per_report()  # validation reads them in three checks and the quotation check once more
 def _read(report: ParsedReport) -> tuple[tuple[Citation, ...], tuple[Citation, ...]]:
-    entry = _MEMO.get(id(report))
-    if entry is None or entry[0] is not report:
-        entry = (report, tuple(quotation_citation(q) for q in report.quotations),
-                 tuple(prose_citations_in(_prose_lines(report))))
-        with _MEMO_LOCK:
-            while len(_MEMO) >= _MEMO_SIZE:
-                _MEMO.pop(next(iter(_MEMO)), None)
-            _MEMO[id(report)] = entry
-    return entry[1], entry[2]
+    return (tuple(quotation_citation(q) for q in report.quotations),
+            tuple(prose_citations_in(_prose_lines(report))))
 
 
 def quotation_citations(report: ParsedReport) -> tuple[Citation, ...]:

@@ -4,8 +4,10 @@ fences and the front matter.
 """
 from __future__ import annotations
 
+import functools
 import re
 import threading
+import weakref
 
 from records import ids
 from records.document import ParsedReport
@@ -55,25 +57,40 @@ def _strip_ticks(value: str) -> str:
     return value
 
 
-# The last reports' excluded and prose lines, by identity: validation asks several times per report. A parsed
-# report is frozen data, so what was computed for it stays true; the entry holds the report, so its id is not reused.
-_LINES_MEMO: dict[int, tuple[ParsedReport, frozenset[int], tuple[tuple[int, str], ...]]] = {}
-_LINES_MEMO_SIZE = 16
-_LINES_MEMO_LOCK = threading.Lock()
+def per_report(size: int = 16):
+    """Memoise `fn(report)` by the report's identity for the last `size` reports, holding them weakly.
+
+    A parsed report is frozen data, so what was computed for it stays true; validation asks several times
+    per report. The entry does not keep the report alive (a 2 MB report's parse is about 13 MB, and
+    records.parsed bounds what is kept): once it is gone its id may be reused, and the dead reference tells
+    the entry apart from the new report's.
+    """
+    def decorate(fn):
+        memo: dict[int, tuple[weakref.ref, object]] = {}
+        lock = threading.Lock()
+
+        @functools.wraps(fn)
+        def cached(report: ParsedReport):
+            entry = memo.get(id(report))
+            if entry is not None and entry[0]() is report:
+                return entry[1]
+            value = fn(report)
+            with lock:
+                while len(memo) >= size:
+                    memo.pop(next(iter(memo)), None)
+                memo[id(report)] = (weakref.ref(report), value)
+            return value
+        return cached
+    return decorate
 
 
+@per_report()
 def _lines_of(report: ParsedReport) -> tuple[frozenset[int], tuple[tuple[int, str], ...]]:
-    entry = _LINES_MEMO.get(id(report))
-    if entry is None or entry[0] is not report:
-        excluded = frozenset(_compute_excluded_lines(report))
-        prose = tuple((number, line) for number, line in enumerate(report.text.splitlines(), start=1)
-                      if number not in excluded)
-        entry = (report, excluded, prose)
-        with _LINES_MEMO_LOCK:
-            while len(_LINES_MEMO) >= _LINES_MEMO_SIZE:
-                _LINES_MEMO.pop(next(iter(_LINES_MEMO)))
-            _LINES_MEMO[id(report)] = entry
-    return entry[1], entry[2]
+    """The report's excluded lines and its prose lines (number, text)."""
+    excluded = frozenset(_compute_excluded_lines(report))
+    prose = tuple((number, line) for number, line in enumerate(report.text.splitlines(), start=1)
+                  if number not in excluded)
+    return excluded, prose
 
 
 def _excluded_lines(report: ParsedReport) -> frozenset[int]:

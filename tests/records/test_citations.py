@@ -350,3 +350,17 @@ def test_a_message_names_the_path_as_it_is_cited():
     result = quotation(member(quote("Memories are rows.", f"`docs/README.md` @ `{COMMIT}`")),
                        {"docs/README.md": "# Store\n"})
     assert result.message.startswith("The quotation from docs/README.md does not occur in docs/README.md")
+
+
+def test_the_citation_memo_does_not_keep_a_report_alive():
+    import gc
+    import weakref
+
+    from records.validation import citations
+
+    report = parse_report(member("See `src/store.py:3` for the write.\n"))
+    assert citations.prose_citations(report)
+    gone = weakref.ref(report)
+    del report
+    gc.collect()
+    assert gone() is None
