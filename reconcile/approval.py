@@ -18,7 +18,7 @@ from functools import partial
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from records import archives, snapshots
@@ -31,6 +31,7 @@ from reviews.models import AuditEvent, Run
 
 from . import bundles, dispositions, rendering, selfcheck
 from . import services as reconcile_services
+from . import blockers
 from .blockers import run_standing
 from .models import AmendmentDecision as AmendmentDecisionRow
 from .models import Approval, CanonicalRecord, Mapping, Result
@@ -84,12 +85,8 @@ class FinalizationRefused(Exception):
 
 
 def current_versions(run: Run) -> list[MemberVersion]:
-    """The current version of every member of the run, by role."""
-    return list(
-        MemberVersion.objects.filter(member__run=run, member__current_version_id=F("id"))
-        .select_related("member")
-        .order_by("member__role")
-    )
+    """The current version of every member of the run, by role, with its bytes (approval hashes them)."""
+    return blockers.current_versions(run, content=True)
 
 
 def member_name(version: MemberVersion) -> str:

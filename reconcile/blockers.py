@@ -21,11 +21,12 @@ from .models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 FIRST_ERRORS = 20
 
 
-def current_versions(run: Run) -> list[MemberVersion]:
-    """The current version of every member of the run, by role, without its bytes (the recorded SHA-256
-    stands for them here; approval and finalization hash the bytes themselves)."""
-    return list(MemberVersion.objects.filter(member__run=run, member__current_version_id=F("id"))
-                .select_related("member").defer("content").order_by("member__role"))
+def current_versions(run: Run, *, content: bool = False) -> list[MemberVersion]:
+    """The current version of every member of the run, by role; its bytes only when `content` is asked
+    (approval, finalization and export hash or carry them; the standing reads the recorded SHA-256)."""
+    versions = (MemberVersion.objects.filter(member__run=run, member__current_version_id=F("id"))
+                .select_related("member").order_by("member__role"))
+    return list(versions if content else versions.defer("content"))
 
 
 def member_names(versions: list[MemberVersion]) -> dict[str, str]:

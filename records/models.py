@@ -3,6 +3,8 @@ from django.utils import timezone
 
 from reviews.models import Run
 
+from . import quotes
+
 
 class Role(models.TextChoices):
     RUNTIME = "runtime"
@@ -229,18 +231,19 @@ class SourceFile(models.Model):
 class QuotationCheck(models.Model):
     """One quotation (or prose anchor) of a current member version, checked against the current snapshot."""
 
+    # The values are the check's own (records.quotes, which is pure): named once, stored as they are.
     class Kind(models.TextChoices):
-        QUOTATION = "quotation"
-        ANCHOR = "anchor"
+        QUOTATION = quotes.QUOTATION
+        ANCHOR = quotes.ANCHOR
 
     class Status(models.TextChoices):
-        VERIFIED = "verified"
-        NOT_FOUND = "not-found"
-        AMBIGUOUS = "ambiguous"
-        PATH_MISSING = "path-missing"
-        RANGE_OUTSIDE = "range-outside"
-        COMMIT_MISMATCH = "commit-mismatch"
-        UNVERIFIED = "unverified"
+        VERIFIED = quotes.VERIFIED
+        NOT_FOUND = quotes.NOT_FOUND
+        AMBIGUOUS = quotes.AMBIGUOUS
+        PATH_MISSING = quotes.PATH_MISSING
+        RANGE_OUTSIDE = quotes.RANGE_OUTSIDE
+        COMMIT_MISMATCH = quotes.COMMIT_MISMATCH
+        UNVERIFIED = quotes.UNVERIFIED
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="quotation_checks")
     member_version = models.ForeignKey(MemberVersion, on_delete=models.CASCADE, related_name="quotation_checks")

@@ -428,8 +428,8 @@ def _validate_after_parse(run: Run, *, actor: Actor) -> None:
     """
     try:
         with transaction.atomic():  # a savepoint: a failing validation must not take the parse with it
-            ValidationRequest.objects.filter(run=run).delete()
-            _validate_locked(run, actor=actor)
+            if _validate_locked(run, actor=actor) is not None:  # None: a member still waits for its parse
+                ValidationRequest.objects.filter(run=run).delete()  # what a pending request asked is done
     except Exception:  # noqa: BLE001 — logged; validate_run retries it apart and records its outcome
         logger.exception("validation after the parse failed on run %s; queued apart", run.run_id)
         request_validation(run)

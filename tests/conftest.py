@@ -217,14 +217,15 @@ def worker(celery_worker_process, transactional_db):
     celery_app.conf.task_always_eager, celery_app.conf.task_default_queue = previous
 
 
-def wait_until(predicate, timeout: float = 30.0, interval: float = 0.2):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+def wait_until(predicate, what: str = "the condition", timeout: float = 30.0, interval: float = 0.2):
+    """predicate()'s first true value, asked every `interval` seconds; AssertionError naming `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout}s")
+    raise AssertionError(f"{what}: not within {timeout}s")
 
 
 @pytest.fixture(scope="session")

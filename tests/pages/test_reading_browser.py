@@ -6,7 +6,6 @@ scroll boxes of their own; the result page has a table of contents whose
 anchors exist; the audit timeline lists changed fields before → after; and an
 object link lands on its row. Screenshots go to /tmp/e14-*.png.
 """
-import shutil
 
 import pytest
 from django.db import connection
@@ -20,10 +19,6 @@ from tests.conftest import seed_bytes
 from tests.reconcile.test_approval import ready_run  # noqa: F401 — fixture: a reconciled run in review
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-CHROMIUM = shutil.which("chromium")
-if CHROMIUM is None:
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
 
 
 AGENT = Actor("token:agent-1")

@@ -2,7 +2,6 @@
 
 Drives Debian's Chromium through Playwright against pytest-django's live server.
 """
-import shutil
 
 import pytest
 from django.db import connection
@@ -15,10 +14,6 @@ from tests.conftest import seed_bytes
 from tests.reconcile.page_factories import amendments, make_member
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-CHROMIUM = shutil.which("chromium")
-if CHROMIUM is None:
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
 
 
 AGENT = Actor("token:agent-1")

@@ -10,12 +10,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_until
 
 
 def free_port() -> int:
@@ -25,13 +24,8 @@ def free_port() -> int:
 
 
 def wait_for(predicate, what: str, timeout: float = 60.0, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"{what}: not within {timeout}s")
+    """`tests.conftest.wait_until` with the patience of a process starting or a service coming back."""
+    return wait_until(predicate, what, timeout=timeout, interval=interval)
 
 
 class PrivateRedis:

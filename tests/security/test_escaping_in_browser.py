@@ -8,8 +8,6 @@ and the payload text must be visible as written.
 """
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from django.db import connection
 from django.test import Client
@@ -25,9 +23,6 @@ from tests.reconcile.test_approval import reconcile_rows, store_members
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = shutil.which("chromium")
-if CHROMIUM is None:
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
 
 REVIEWER = Actor("user:reviewer-1")
 AGENT = Actor("token:agent-1")
