@@ -557,8 +557,8 @@ def upload_to_validated(data: bytes, *, role: str, run_id: str, label: str, targ
 def seed_run_latency():
     from django.db import transaction
 
-    from reconcile.approval import approve_run
-    from reconcile.models import Result
+    from results.services import approve_run
+    from results.models import Result
     from reviews.audit import Actor
     from reviews.models import AuditEvent
 

@@ -9,7 +9,7 @@ initialiser is a separate script URL).
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpResponseNotFound
+from django.http import HttpResponseBadRequest, HttpResponseNotFound, JsonResponse
 from django.template import loader
 
 # Styles may be inline: htmx and Swagger UI set style attributes; scripts may not.
@@ -40,7 +40,6 @@ class ContentSecurityPolicyMiddleware:
 
 def not_found(request, exception=None):
     """handler404: the error shape under /api/ (a client never parses an HTML page), the app's page elsewhere."""
-    from django.http import JsonResponse
 
     if request.path.startswith("/api/"):
         return JsonResponse({"error": {"code": "not_found", "message": f"No API endpoint or object at {request.path}.",
@@ -94,7 +93,6 @@ class RefuseNulBytesMiddleware:
 
 
 def _bad_request(request, message: str):
-    from django.http import HttpResponseBadRequest, JsonResponse
 
     if request.path.startswith("/api/"):
         return JsonResponse({"error": {"code": "invalid_url", "message": message, "details": None}}, status=400)

@@ -71,6 +71,8 @@ INSTALLED_APPS = [
     "reviews",
     "records",
     "reconcile",
+    "results",
+    "events",
 ]
 
 MIDDLEWARE = [
@@ -230,7 +232,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": PIPELINE_SWEEP_EVERY_SECONDS,
     },
     "sweep-unfinished-finalizations": {
-        "task": "reconcile.tasks.sweep_unfinished_finalizations",
+        "task": "results.tasks.sweep_unfinished_finalizations",
         "schedule": PIPELINE_SWEEP_EVERY_SECONDS,
     },
 }

@@ -20,11 +20,11 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema", permission_classes=[],
                                                           authentication_classes=[]), name="api-docs"),
     path("api/", include("reviews.api_urls")),
-    # reconcile first: where it serves a path records also serves (integration issues with
-    # their decisions), the richer view wins.
-    path("api/", include("reconcile.api_urls")),
     path("api/", include("records.api_urls")),
+    path("api/", include("reconcile.api_urls")),
+    path("api/", include("results.api_urls")),
     path("", include("reviews.urls")),
-    path("", include("reconcile.urls")),
     path("", include("records.urls")),
+    path("", include("reconcile.urls")),
+    path("", include("results.urls")),
 ]

@@ -12,13 +12,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from records.models import Role
-from reviews.access import DECIDE, PROPOSE, READ_RUNS
-from reviews.api import get_run_for
+from reviews.access import DECIDE, PROPOSE, READ_RUNS, run_for
 from reviews.api_errors import ApiError, Conflict
 from reviews.audit import Actor
 
 from . import services
 from .api_schema import ProgressSerializer
+from .blockers import run_standing
 from .models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 
 
@@ -170,7 +170,7 @@ class CanonicalRecordListView(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        self.run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
+        self.run = run_for(self.request, self.kwargs["run_id"], allowed=READ_RUNS, action="read")
         records = CanonicalRecord.objects.filter(run=self.run).defer("text")
         kind = self.request.query_params.get("kind")
         if kind:
@@ -205,7 +205,7 @@ class MappingListCreateView(generics.ListCreateAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
+        run = run_for(self.request, self.kwargs["run_id"], allowed=READ_RUNS, action="read")
         mappings = _filtered(self.request, _mappings(run), {
             "state": (Mapping.State.values, "state"), "origin": (Mapping.Origin.values, "origin"),
             "member": (Role.values, "source_record__member_version__member__role")})
@@ -214,7 +214,7 @@ class MappingListCreateView(generics.ListCreateAPIView):
     @extend_schema(summary="Propose a mapping (an identical open proposal is answered 200, not made twice)",
                    request=ProposalSerializer, responses={201: MappingSerializer, 200: MappingSerializer})
     def post(self, request, run_id: str):
-        run = get_run_for(request, run_id, PROPOSE, "mapping.propose")
+        run = run_for(request, run_id, allowed=PROPOSE, action="mapping.propose")
         proposal = ProposalSerializer(data=request.data)
         proposal.is_valid(raise_exception=True)
         try:
@@ -247,7 +247,7 @@ class MappingDecisionView(_DecisionView):
     @extend_schema(summary="Accept, reject or reopen a mapping (reviewers)", request=DecisionSerializer,
                    responses={200: MappingSerializer, 409: OpenApiTypes.OBJECT})
     def post(self, request, run_id: str, mapping_id: int):
-        run = get_run_for(request, run_id, DECIDE, "mapping.decide")
+        run = run_for(request, run_id, allowed=DECIDE, action="mapping.decide")
         mapping = get_object_or_404(Mapping.objects.select_related("run"), run=run, pk=mapping_id)
         mapping = self.decide(request, lambda data, actor: services.decide_mapping(
             mapping=mapping, decision=data["decision"], rationale=data["rationale"], actor=actor,
@@ -268,7 +268,7 @@ class IssueListView(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
+        run = run_for(self.request, self.kwargs["run_id"], allowed=READ_RUNS, action="read")
         decisions = _filtered(self.request, _issue_decisions(run), {
             "state": (IssueDecision.State.values, "state"),
             "member": (Role.values, "issue__member_version__member__role")})
@@ -281,7 +281,7 @@ class IssueDecisionView(_DecisionView):
     @extend_schema(summary="Accept, reject or reopen an integration issue (reviewers)", request=DecisionSerializer,
                    responses={200: IssueDecisionSerializer, 409: OpenApiTypes.OBJECT})
     def post(self, request, run_id: str, decision_id: int):
-        run = get_run_for(request, run_id, DECIDE, "issue.decide")
+        run = run_for(request, run_id, allowed=DECIDE, action="issue.decide")
         item = get_object_or_404(IssueDecision.objects.select_related("run"), run=run, pk=decision_id)
 
         def decide(data, actor):
@@ -307,7 +307,7 @@ class AmendmentListView(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
+        run = run_for(self.request, self.kwargs["run_id"], allowed=READ_RUNS, action="read")
         decisions = _filtered(self.request, _amendment_decisions(run), {
             "state": (AmendmentDecision.State.values, "state"), "kind": (AmendmentDecision.Kind.values, "kind"),
             "member": (Role.values, "member_version__member__role")})
@@ -323,7 +323,7 @@ class AmendmentDecisionView(_DecisionView):
                    request=AmendmentDecisionRequestSerializer,
                    responses={200: AmendmentDecisionSerializer, 409: OpenApiTypes.OBJECT})
     def post(self, request, run_id: str, amendment_id: int):
-        run = get_run_for(request, run_id, DECIDE, "amendment.decide")
+        run = run_for(request, run_id, allowed=DECIDE, action="amendment.decide")
         item = get_object_or_404(AmendmentDecision.objects.select_related("run"), run=run, pk=amendment_id)
 
         def decide(data, actor):
@@ -341,5 +341,15 @@ class ProgressView(APIView):
     @extend_schema(summary="Counts of decided and open mappings, integration issues and amendments",
                    responses={200: ProgressSerializer})
     def get(self, request, run_id: str):
-        run = get_run_for(request, run_id, READ_RUNS, "read")
+        run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         return Response(services.decision_progress(run))
+
+
+class BlockersView(APIView):
+    @extend_schema(summary="What stands between the run and approval: each {code, record, message, link}",
+                   responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, run_id: str):
+        run = run_for(request, run_id, allowed=READ_RUNS, action="read")
+        standing = run_standing(run)
+        return Response({"run_id": run.run_id, "status": run.status, "approvable": not standing.blockers,
+                         "blockers": [b.as_dict() for b in standing.blockers]})

@@ -1,5 +1,5 @@
-"""Serializers that document the reconciliation API's replies in the OpenAPI schema (reconcile/api.py,
-reconcile/result_api.py build these shapes as plain data)."""
+"""Serializers that document the reconciliation API's replies in the OpenAPI schema (reconcile/api.py builds
+these shapes as plain data)."""
 from __future__ import annotations
 
 from rest_framework import serializers
@@ -23,19 +23,3 @@ class ProgressSerializer(serializers.Serializer):
     issues = DecisionCountsSerializer()
     amendments = AmendmentCountsSerializer()
     total, decided, undecided, stale = _count(), _count(), _count(), _count()
-
-
-class ApprovalSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    note = serializers.CharField()
-    approved_by = serializers.CharField()
-    approved_at = serializers.DateTimeField()
-    manifest_sha256 = serializers.CharField()
-    withdrawn_at = serializers.DateTimeField(allow_null=True)
-    withdrawn_reason = serializers.CharField(allow_blank=True)
-
-
-class ApprovalReplySerializer(serializers.Serializer):
-    run_id = serializers.CharField()
-    status = serializers.CharField()
-    approval = ApprovalSerializer()

@@ -2,14 +2,19 @@ from django.apps import AppConfig
 
 
 class ReconcileConfig(AppConfig):
+    """Decisions on mappings, issues and amendments, and the reviewer's pages that take them."""
+
     name = "reconcile"
-    verbose_name = "Reconciliation and results"
+    verbose_name = "Reconciliation"
 
     def ready(self) -> None:
-        # Register reconcile's tasks with Celery now: records queues `reconcile.tasks.sync_run` by
-        # name (it never imports reconcile), which finds nothing until this module is imported.
-        from . import tasks  # noqa: F401
-        # The audit timeline's object links for mappings, issue decisions and amendments.
+        # Imported here, not at the top: a tasks module imports models, which need the app registry.
+        from records.services import jobs as record_jobs
+
+        from . import tasks
         from .audit_links import register_all
 
+        # A validated run's reconciliation is brought up to date: records asks, reconcile does it.
+        record_jobs.RUN_VALIDATED.bind(tasks.sync_run)
+        # The audit timeline's object links for mappings, issue decisions and amendments.
         register_all()

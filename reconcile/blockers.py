@@ -8,25 +8,22 @@ dispositions. A fixed number of queries, whatever the run's size.
 from __future__ import annotations
 
 from django.db.models import F
+from django.urls import reverse
 
 from records import archives
+from records.services import current_versions
 from records.models import Finding, IntegrationIssue, MemberVersion, Record, ValidationReport
 from reviews.models import Run
 
 from . import dispositions as d
-from . import services
+from .paragraphs import amendment_sha256, stated_paragraphs, supersession_keys
+from .vocabulary import SEEDING_ROLES
 from .models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 
 # How many validation errors get a blocker each before one blocker says how many more there are.
 FIRST_ERRORS = 20
 
 
-def current_versions(run: Run, *, content: bool = False) -> list[MemberVersion]:
-    """The current version of every member of the run, by role; its bytes only when `content` is asked
-    (approval, finalization and export hash or carry them; the standing reads the recorded SHA-256)."""
-    versions = (MemberVersion.objects.filter(member__run=run, member__current_version_id=F("id"))
-                .select_related("member").order_by("member__role"))
-    return list(versions if content else versions.defer("content"))
 
 
 def member_names(versions: list[MemberVersion]) -> dict[str, str]:
@@ -36,7 +33,7 @@ def member_names(versions: list[MemberVersion]) -> dict[str, str]:
 
 
 def _preconditions(run: Run, versions: list[MemberVersion]) -> list[d.Blocker]:
-    page = f"/runs/{run.run_id}/"
+    page = reverse("run-detail", args=[run.run_id])
     blockers = []
     if run.status != Run.Status.IN_REVIEW:
         blockers.append(d.Blocker(d.RUN_STATUS, run.run_id,
@@ -83,8 +80,8 @@ def _part_of(fields) -> tuple[str, ...]:
 
 def run_facts(run: Run, versions: list[MemberVersion] | None = None) -> d.RunFacts:
     """The run's current decisions as plain facts."""
-    versions = current_versions(run) if versions is None else versions
-    deciding = [v for v in versions if v.member.role not in services.SEEDING_ROLES]
+    versions = list(current_versions(run)) if versions is None else versions
+    deciding = [v for v in versions if v.member.role not in SEEDING_ROLES]
     role_of = {v.pk: v.member.role for v in versions}
     records = [
         d.RecordFact(member=role_of[r["member_version_id"]], record_id=r["record_id"], pk=r["pk"],
@@ -119,18 +116,18 @@ def _amendments(versions: list[MemberVersion]) -> list[d.AmendmentFact]:
     found = []
     for version in versions:
         role = version.member.role
-        for index, paragraph in enumerate(services.stated_paragraphs(version), start=1):
+        for index, paragraph in enumerate(stated_paragraphs(version), start=1):
             row = rows.get((version.pk, index))
             if row is None:
                 state = "not yet synced"
-            elif row.content_sha256 != services.amendment_sha256(paragraph["kind"], paragraph["text"]):
+            elif row.content_sha256 != amendment_sha256(paragraph["kind"], paragraph["text"]):
                 state = "text changed since its decision"
             else:
                 state = row.state
             found.append(d.AmendmentFact(
                 pk=row.pk if row else None, member=role, line=paragraph["line"], kind=paragraph["kind"], state=state,
                 text=paragraph["text"],
-                supersession=bool(services.supersession_keys(role, paragraph["kind"], paragraph["text"]))))
+                supersession=bool(supersession_keys(role, paragraph["kind"], paragraph["text"]))))
     return found
 
 

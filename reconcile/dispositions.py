@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from django.urls import reverse
+
 from records import ids
 
 MAPPED, NEW, NO_COUNTERPART, REJECTED, OPEN = "mapped", "new", "no-counterpart", "rejected", "open"
@@ -184,7 +186,7 @@ class Standing:
 
 def _page(run_id: str, member: str = "", anchor: str = "", extra: str = "") -> str:
     query = "&".join(p for p in (f"member={member}" if member else "", extra) if p)
-    return f"/runs/{run_id}/reconcile/" + (f"?{query}" if query else "") + (f"#{anchor}" if anchor else "")
+    return reverse("run-reconcile", args=[run_id]) + (f"?{query}" if query else "") + (f"#{anchor}" if anchor else "")
 
 
 def mapping_link(run_id: str, member: str, pk: int) -> str:

@@ -5,11 +5,10 @@ the result page, the reconciliation page beside its counters (and out of band af
 """
 from __future__ import annotations
 
-from reviews.models import Run
+from reviews.models import AuditEvent, Run
 
 from . import dispositions
 from .blockers import run_standing
-from .models import Result
 
 # How many blockers a page lists before it links to the full list (`GET /api/runs/{run_id}/blockers/`).
 SHOWN_BLOCKERS = 12
@@ -19,9 +18,12 @@ def final_notice(run: Run) -> dict | None:
     """{"sha256", "successor"} for a final run (its pages say "Final: result <sha256> — closed"), else None."""
     if run.status != Run.Status.FINAL:
         return None
-    result = Result.objects.filter(run=run).only("sha256").first()
+    # The result's hash as the trail's `run.finalized` event recorded it, in the same transaction that
+    # stored the result (results/, above this app, owns the Result row).
+    finalized = (AuditEvent.objects.filter(run=run, action="run.finalized").order_by("-seq")
+                 .values_list("after", flat=True).first())
     successor = Run.objects.filter(revises=run).only("run_id").first()
-    return {"sha256": result.sha256 if result else "", "successor": successor.run_id if successor else ""}
+    return {"sha256": (finalized or {}).get("result_sha256", ""), "successor": successor.run_id if successor else ""}
 
 
 def blockers_context(run: Run, standing: dispositions.Standing | None = None) -> dict:

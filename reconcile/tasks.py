@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from celery import shared_task
-from django.conf import settings
 from django.db import OperationalError
 
 from reviews.audit import Actor
@@ -13,33 +12,8 @@ from . import services
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def sync_run(run_pk: int) -> dict | None:
-    """Bring the run's reconciliation up to date with its members (idempotent; records queues it by name)."""
+    """Bring the run's reconciliation up to date with its members (idempotent; bound to records' RUN_VALIDATED)."""
     run = Run.objects.filter(pk=run_pk).first()
     if run is None:
         return None
     return services.sync_run(run=run, actor=Actor.worker("sync_run")).as_dict()
-
-
-# --- finalization (reconcile/approval.py) ---------------------------------------------
-
-
-@shared_task(bind=True, acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True,
-             retry_backoff_max=300, max_retries=5)
-def finalize_run(self, run_pk: int) -> str:
-    """Render and store the run's final result; idempotent (a second run returns the stored result)."""
-    from . import approval
-
-    run = Run.objects.filter(pk=run_pk).first()
-    if run is None:
-        return "no such run"
-    result = approval.finalize_run(run=run, actor=Actor.worker("finalize_run"))
-    return f"final {result.sha256}" if result is not None else f"not finalized: {run.status} {run.status_reason}"
-
-
-@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
-def sweep_unfinished_finalizations() -> dict:
-    """Beat task: re-queue finalize_run for runs stuck in approved or finalizing (DESIGN §10)."""
-    from . import approval
-
-    return approval.sweep_unfinished_finalizations(older_than_seconds=settings.PIPELINE_STUCK_AFTER_SECONDS,
-                                                   actor=Actor.worker("sweep_unfinished_finalizations"))

@@ -20,14 +20,3 @@ urlpatterns = [
     path("runs/<str:run_id>/reconcile/canonical/<int:canonical_id>/reject/", views.reject_canonical,
          name="reconcile-reject-canonical"),
 ]
-
-# The final result, approval, reopening and finalization retry (reconcile/result_views.py).
-from . import result_views  # noqa: E402
-
-urlpatterns += [
-    path("runs/<str:run_id>/result/", result_views.result_detail, name="run-result"),
-    path("runs/<str:run_id>/approve/", result_views.approve, name="run-approve"),
-    path("runs/<str:run_id>/reopen/", result_views.reopen, name="run-reopen"),
-    path("runs/<str:run_id>/finalize/retry/", result_views.retry_finalize, name="run-finalize-retry"),
-    path("runs/<str:run_id>/revise/", result_views.revise, name="run-revise"),
-]

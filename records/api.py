@@ -14,9 +14,10 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.celery import app as celery_app
+from celery import current_app as celery_app
 from reviews.access import READ_RUNS, UPLOAD
-from reviews.api import RunSerializer, check_run_access, get_run_for
+from reviews.access import refuse_unless_allowed, run_for
+from reviews.api import RunSerializer
 from reviews.api_errors import ApiError
 from reviews.audit import Actor
 from reviews.models import Run
@@ -33,11 +34,10 @@ from .api_schema import (
     ValidationReplySerializer,
 )
 from .ids import KINDS, PREFIXES
-from .models import Finding, IntegrationIssue, MemberReport, MemberVersion, Record, Role
+from .models import Finding, MemberReport, MemberVersion, Record, Role
 from .serializers import (
     COUNT_KEYS,
     FindingSerializer,
-    IntegrationIssueSerializer,
     MemberVersionSerializer,
     RecordSerializer,
     VersionSummarySerializer,
@@ -102,7 +102,7 @@ class RunDetailView(APIView):
     @extend_schema(summary="A run with its members, counts, manifest hash and latest validation summary",
                    responses={200: RunDetailSerializer})
     def get(self, request, run_id: str):
-        run = get_run_for(request, run_id, READ_RUNS, "read")
+        run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         return Response(run_detail_data(run))
 
 
@@ -149,7 +149,7 @@ class MemberUploadView(APIView):
                    responses={201: MemberVersionSerializer, 200: MemberVersionSerializer, 413: None, 415: None})
     def post(self, request, run_id: str):
         # The role is checked first so that the service reads the run once, by its row lock.
-        check_run_access(request, run_id, UPLOAD, "upload")
+        refuse_unless_allowed(request, run_id, allowed=UPLOAD, action="upload")
         try:
             role, filename, content = _upload_from(request)
             version, created = services.ingest_member_report(run=run_id, role=role, filename=filename,
@@ -171,7 +171,7 @@ class MemberDetailView(APIView):
     @extend_schema(summary="One member: current version, status, counts, every version, findings",
                    responses={200: MemberDetailSerializer})
     def get(self, request, run_id: str, member_id: str):
-        run = get_run_for(request, run_id, READ_RUNS, "read")
+        run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         member = _member_for(run, member_id)
         versions = list(member.versions.defer("content", "parsed", "front_matter").order_by("version"))
         data = _member_summary(member)
@@ -196,7 +196,7 @@ class MemberRawView(APIView):
     @extend_schema(summary="The exact uploaded bytes (current version, or ?version=N)",
                    parameters=[OpenApiParameter("version", int)], responses={(200, "text/plain"): OpenApiTypes.BINARY})
     def get(self, request, run_id: str, member_id: str):
-        run = get_run_for(request, run_id, READ_RUNS, "read")
+        run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         member = _member_for(run, member_id)
         wanted = request.query_params.get("version")
         if wanted is None:
@@ -226,7 +226,7 @@ class RecordListView(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
+        run = run_for(self.request, self.kwargs["run_id"], allowed=READ_RUNS, action="read")
         params = self.request.query_params
         records = Record.objects.filter(run=run).select_related("member_version__member") \
             .defer("member_version__content", "member_version__parsed", "member_version__front_matter")
@@ -263,29 +263,12 @@ class RecordListView(generics.ListAPIView):
         return records.order_by("member_version__member__role", "ordinal")
 
 
-class IntegrationIssueListView(generics.ListAPIView):
-    """Issues of the current member versions. Reconcile serves this path with decision state."""
-
-    serializer_class = IntegrationIssueSerializer
-
-    def get_queryset(self):
-        run = get_run_for(self.request, self.kwargs["run_id"], READ_RUNS, "read")
-        issues = IntegrationIssue.objects.filter(run=run, member_version__in=services.current_versions(run))
-        member = self.request.query_params.get("member")
-        if member is not None:
-            if member not in Role.values:
-                raise bad_parameter("member", f"unknown member {member!r}; use one of {', '.join(Role.values)}")
-            issues = issues.filter(member_version__member__role=member)
-        return issues.select_related("member_version__member").defer("member_version__content") \
-            .order_by("member_version__member__role", "index")
-
-
 class ValidationView(APIView):
     @extend_schema(summary="The latest validation of the run's member set", parameters=[
         OpenApiParameter("severity", str, enum=list(Finding.Severity.values)), OpenApiParameter("member", str)],
         responses={200: ValidationReplySerializer})
     def get(self, request, run_id: str):
-        run = get_run_for(request, run_id, READ_RUNS, "read")
+        run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         report = services.latest_validation(run)
         if report is None:
             return Response({"manifest_sha256": run.manifest_sha256 or None, "current": False,
@@ -309,7 +292,7 @@ class ValidationView(APIView):
 
 
 class BundleImportView(APIView):
-    """POST imports a run directory (zip or tar.gz). Reconcile subclasses it to add the GET export."""
+    """POST imports a run directory (zip or tar.gz); results.api.BundleView serves the path, adding the GET export."""
 
     parser_classes = [MultiPartParser, FormParser]
 
@@ -317,7 +300,7 @@ class BundleImportView(APIView):
                    request={"multipart/form-data": BundleUploadSerializer},
                    responses={201: BundleImportReplySerializer, 200: BundleImportReplySerializer, 413: None, 415: None})
     def post(self, request, run_id: str):
-        run = get_run_for(request, run_id, UPLOAD, "import bundle")
+        run = run_for(request, run_id, allowed=UPLOAD, action="import bundle")
         archive = run_directory_archive(request)
         try:
             results = services.import_bundle(run=run, archive=archive, actor=Actor.for_request(request))

@@ -9,10 +9,7 @@ urlpatterns = [
     path("runs/<str:run_id>/members/<str:member_id>/", api.MemberDetailView.as_view(), name="api-member-detail"),
     path("runs/<str:run_id>/members/<str:member_id>/raw", api.MemberRawView.as_view(), name="api-member-raw"),
     path("runs/<str:run_id>/records/", api.RecordListView.as_view(), name="api-records"),
-    path("runs/<str:run_id>/integration-issues/", api.IntegrationIssueListView.as_view(),
-         name="api-integration-issues"),
     path("runs/<str:run_id>/validation/", api.ValidationView.as_view(), name="api-validation"),
-    path("runs/<str:run_id>/bundle/", api.BundleImportView.as_view(), name="api-bundle"),
     path("runs/<str:run_id>/source/", source_api.SourceView.as_view(), name="api-source"),
     path("runs/<str:run_id>/quotations/", source_api.QuotationListView.as_view(), name="api-quotations"),
 ]

@@ -2,7 +2,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from .models import Finding, IntegrationIssue, MemberVersion, Record
+from .models import Finding, MemberVersion, Record
 
 COUNT_KEYS = ("declarations", "annotations", "integration_issues", "sources", "mappings", "quotations", "references")
 
@@ -73,15 +73,6 @@ class RecordSerializer(serializers.ModelSerializer):
                   "references", "line_start", "line_end", "form", "content_sha256", "text"]
 
 
-class IntegrationIssueSerializer(serializers.ModelSerializer):
-    """Reconcile extends this with the issue's decision state."""
-
-    member = serializers.CharField(source="member_version.member.role")
-    version = serializers.IntegerField(source="member_version.version")
-
-    class Meta:
-        model = IntegrationIssue
-        fields = ["id", "member", "version", "index", "text", "references", "line", "content_sha256"]
 
 
 class FindingSerializer(serializers.ModelSerializer):

@@ -14,11 +14,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from reviews.access import READ_RUNS, UPLOAD
-from reviews.api import get_run_for
+from reviews.access import run_for
 from reviews.api_errors import ApiError
 from reviews.audit import Actor
 
-from . import services, snapshots
+from . import services
+from .services import quotations, snapshots
 from .api import bad_parameter
 from .models import QuotationCheck, Role, SourceSnapshot
 
@@ -73,7 +74,7 @@ class SourceView(APIView):
                               409: OpenApiResponse(description="the run no longer takes uploads"),
                               413: OpenApiResponse(description="the archive file is over MAX_SOURCE_BYTES")})
     def post(self, request, run_id: str):
-        run = get_run_for(request, run_id, UPLOAD, "upload source")
+        run = run_for(request, run_id, allowed=UPLOAD, action="upload source")
         upload = request.FILES.get("file")
         if upload is None:
             raise ApiError("file: required, a tar.gz or zip of the source at the reviewed commit", code="invalid",
@@ -97,8 +98,8 @@ class SourceView(APIView):
     @extend_schema(summary="The run's current source snapshot and its files with size and SHA-256",
                    responses={200: SNAPSHOT, 404: OpenApiResponse(description="no snapshot uploaded yet")})
     def get(self, request, run_id: str):
-        run = get_run_for(request, run_id, READ_RUNS, "read")
-        snapshot = snapshots.current_snapshot(run)
+        run = run_for(request, run_id, allowed=READ_RUNS, action="read")
+        snapshot = quotations.current_snapshot(run)
         if snapshot is None:
             raise ApiError(f"run {run.run_id} has no source snapshot; upload one with POST …/source/",
                            code="not_found", status_code=404)
@@ -116,7 +117,7 @@ class QuotationListView(APIView):
                        "totals": serializers.DictField(child=serializers.IntegerField()),
                        "quotations": QUOTATION.__class__(many=True)})})
     def get(self, request, run_id: str):
-        run = get_run_for(request, run_id, READ_RUNS, "read")
+        run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         checks = QuotationCheck.objects.filter(run=run, member_version__in=services.current_versions(run)) \
             .select_related("member_version__member").defer("member_version__content", "member_version__parsed")
         params = request.query_params
@@ -136,7 +137,7 @@ class QuotationListView(APIView):
                  "lines": c.lines, "commit": c.commit, "status": c.status, "message": c.message, "text": c.text,
                  "source_lines": c.source_lines, "candidates": c.candidates}
                 for c in checks.order_by("member_version__member__role", "kind", "line", "ordinal")]
-        summary = snapshots.quotation_summary(run)
+        summary = quotations.quotation_summary(run)
         return Response({"snapshot_sha256": summary["snapshot_sha256"], "totals": summary["totals"],
                          "quotations": rows})
 

@@ -8,8 +8,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from reviews.access import READ_RUNS, check_role
-from reviews.audit import Actor
+from reviews.access import run_for
 from reviews.models import Run
 
 from . import services
@@ -20,12 +19,6 @@ from .serializers import full_counts
 from .validation import KIND_HEADINGS
 
 PIPELINE_STEPS = ("received", "parsing", "parsed", "validated")
-
-
-def _readable_run(request, run_id: str) -> Run:
-    run = get_object_or_404(Run, run_id=run_id)
-    check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_user(request.user))
-    return run
 
 
 def _pipeline(version: MemberVersion | None) -> list[dict]:
@@ -54,7 +47,7 @@ def pipeline_context(run: Run) -> dict:
 @login_required
 @require_GET
 def run_detail(request, run_id: str):
-    run = _readable_run(request, run_id)
+    run = run_for(request, run_id)
     context = pipeline_context(run)
     if request.htmx:
         return render(request, "records/run_detail.html#pipeline", context)
@@ -71,7 +64,7 @@ def _numbered(text: str, first: int) -> list[tuple[int, str]]:
 @login_required
 @require_GET
 def member_detail(request, run_id: str, member_id: str):
-    run = _readable_run(request, run_id)
+    run = run_for(request, run_id)
     member = get_object_or_404(MemberReport, run=run, role=member_id)
     versions = list(member.versions.defer("content", "parsed").order_by("version"))
     wanted = request.GET.get("version", "")

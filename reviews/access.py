@@ -1,11 +1,16 @@
 """Roles (DESIGN.md §9) and the access checks every view and API call goes through.
 
-Roles are Django groups named after them; a superuser holds every role.
+Roles are Django groups named after them; a superuser holds every role. A view that
+reads a run asks `run_for`, which 404s, checks the role and writes the audited denial.
 """
 from __future__ import annotations
 
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404
+
+from .audit import Actor, record_event
+from .models import ApiToken, AuditEvent, Run
 
 AGENT, REVIEWER, AUDITOR, ADMIN = "agent", "reviewer", "auditor", "admin"
 ROLES = (AGENT, REVIEWER, AUDITOR, ADMIN)
@@ -16,6 +21,10 @@ UPLOAD = {AGENT, ADMIN}
 PROPOSE = {AGENT, REVIEWER, ADMIN}
 DECIDE = {REVIEWER, ADMIN}
 READ_AUDIT = {AUDITOR, REVIEWER, ADMIN}
+# `run_for(..., allowed=TRAIL_READERS)`: the roles of READ_AUDIT, or an agent that took part in the run.
+TRAIL_READERS = frozenset({"audit trail"})
+# Actions that do not make the actor a participant of the run (see may_read_audit).
+NOT_PARTICIPATION = {"permission.denied"}
 
 
 def ensure_role_groups() -> None:
@@ -39,20 +48,77 @@ def has_any_role(user, allowed: set[str]) -> bool:
     return bool(roles_of(user) & allowed)
 
 
+def _deny(run: Run, *, user, actor: Actor | None, attempted: str) -> None:
+    record_event(
+        run=run,
+        actor=actor or (Actor.for_user(user) if user.is_authenticated else Actor("anonymous")),
+        action="permission.denied",
+        object_type="run",
+        object_id=run.run_id,
+        after={"attempted": attempted, "roles": sorted(roles_of(user))},
+    )
+
+
 def check_role(user, allowed: set[str], *, run=None, action: str = "", actor=None) -> None:
     """Raise PermissionDenied unless the user holds one of `allowed`; a denial on a run is audited."""
     if has_any_role(user, allowed):
         return
     if run is not None:
-        from .audit import Actor, record_event
-
-        record_event(
-            run=run,
-            actor=actor or (Actor.for_user(user) if user.is_authenticated else Actor("anonymous")),
-            action="permission.denied",
-            object_type="run",
-            object_id=run.run_id,
-            after={"attempted": action, "roles": sorted(roles_of(user))},
-        )
+        _deny(run, user=user, actor=actor, attempted=action)
     needed = " or ".join(sorted(allowed))
     raise PermissionDenied(f"This needs the {needed} role.")
+
+
+def run_for(request, run_id: str, *, allowed: set[str] | frozenset = READ_RUNS, action: str = "read") -> Run:
+    """The run named in the URL if the caller may do `action` on it: 404 when there is none, else
+    PermissionDenied with the denial audited. `allowed=TRAIL_READERS` asks whether the caller may read
+    the run's audit trail."""
+    run = get_object_or_404(Run, run_id=run_id)
+    actor = Actor.for_request(request)
+    if allowed is TRAIL_READERS:
+        check_audit_access(request.user, run, actor=actor)
+    else:
+        check_role(request.user, allowed, run=run, action=action, actor=actor)
+    return run
+
+
+def refuse_unless_allowed(request, run_id: str, *, allowed: set[str], action: str) -> None:
+    """`run_for` for a caller that reads the run itself (under its row lock, say): the run is read here
+    only to refuse, 404 when there is none, else the audited denial."""
+    if not has_any_role(request.user, allowed):
+        run_for(request, run_id, allowed=allowed, action=action)  # the caller lacks every allowed role: this raises
+
+
+# Who may read a run's trail: the rule reads the trail itself (reviews must not ask records who uploaded).
+
+def actor_labels_of(user) -> set[str]:
+    """Every label the user acts under: the browser login and each of their API tokens."""
+    labels = {Actor.for_user(user).label}
+    labels.update(f"token:{name}" for name in ApiToken.objects.filter(user=user).values_list("name", flat=True))
+    return labels
+
+
+def may_read_audit(user, run: Run) -> bool:
+    """Auditors, reviewers and admins read every run's trail; an agent reads the runs it took part in.
+
+    An agent took part when it created the run or when any event of the run,
+    other than a denial, names one of its labels (it uploaded, proposed, …).
+    """
+    roles = roles_of(user)
+    if roles & READ_AUDIT:
+        return True
+    if AGENT not in roles:
+        return False
+    if run.created_by_id is not None and run.created_by_id == user.pk:
+        return True
+    return (AuditEvent.objects.filter(run=run, actor__in=actor_labels_of(user))
+            .exclude(action__in=NOT_PARTICIPATION).exists())
+
+
+def check_audit_access(user, run: Run, *, actor: Actor) -> None:
+    """Raise PermissionDenied unless the user may read the run's trail; the denial is itself audited."""
+    if may_read_audit(user, run):
+        return
+    _deny(run, user=user, actor=actor, attempted="read audit")
+    raise PermissionDenied("Reading this run's audit trail needs the auditor, reviewer or admin role, "
+                           "or an agent that took part in the run.")

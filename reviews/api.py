@@ -1,30 +1,15 @@
 """REST API for runs, and the pieces every app's API shares: errors, pagination, access."""
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 
-from .access import READ_RUNS, UPLOAD, check_role, has_any_role, roles_of
+from .access import READ_RUNS, UPLOAD, check_role, roles_of
 from .audit import Actor
 from .api_errors import ApiError, Conflict
 from .models import Run
 from .services import RUN_FIELDS, RunExists, create_run
-
-
-def get_run_for(request, run_id: str, allowed: set[str] = READ_RUNS, action: str = "read") -> Run:
-    """The run named in the URL, if the caller's role allows `action` on it (denials are audited)."""
-    run = get_object_or_404(Run, run_id=run_id)
-    check_role(request.user, allowed, run=run, action=action, actor=Actor.for_request(request))
-    return run
-
-
-def check_run_access(request, run_id: str, allowed: set[str], action: str) -> None:
-    """`get_run_for` for a caller that reads the run itself (under its row lock, say): the run is read here
-    only to refuse, 404 when there is none, else the audited denial."""
-    if not has_any_role(request.user, allowed):
-        get_run_for(request, run_id, allowed, action)  # the caller lacks every allowed role: this raises
 
 
 class RunSerializer(serializers.ModelSerializer):

@@ -42,19 +42,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import rfc8785
-from django.core.exceptions import PermissionDenied
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.utils import timezone
 
-from .access import AGENT, READ_AUDIT, roles_of
-from .models import ApiToken, AuditEvent, Run
+from .models import AuditEvent, Run
 
 GENESIS = "0" * 64
 # The integers RFC 8785 (I-JSON) carries exactly.
 SAFE_INT = 2**53 - 1
-# Actions that do not make the actor a participant of the run (see may_read_audit).
-NOT_PARTICIPATION = {"permission.denied"}
 
 _UNSTORABLE_CHARS = re.compile("[\x00\ud800-\udfff]")
 
@@ -263,43 +259,6 @@ def verify_chain(run: Run | None) -> ChainCheck:
             return ChainCheck(False, count, event.seq, event.pk, "content does not match its hash (edited)")
         prev_hash = event.hash
     return ChainCheck(True, count)
-
-
-# Who may read a run's trail. Kept here, beside the trail, because the rule
-# reads the trail itself: reviews must not ask records who uploaded.
-
-def actor_labels_of(user) -> set[str]:
-    """Every label the user acts under: the browser login and each of their API tokens."""
-    labels = {Actor.for_user(user).label}
-    labels.update(f"token:{name}" for name in ApiToken.objects.filter(user=user).values_list("name", flat=True))
-    return labels
-
-
-def may_read_audit(user, run: Run) -> bool:
-    """Auditors, reviewers and admins read every run's trail; an agent reads the runs it took part in.
-
-    An agent took part when it created the run or when any event of the run,
-    other than a denial, names one of its labels (it uploaded, proposed, …).
-    """
-    roles = roles_of(user)
-    if roles & READ_AUDIT:
-        return True
-    if AGENT not in roles:
-        return False
-    if run.created_by_id is not None and run.created_by_id == user.pk:
-        return True
-    return (AuditEvent.objects.filter(run=run, actor__in=actor_labels_of(user))
-            .exclude(action__in=NOT_PARTICIPATION).exists())
-
-
-def check_audit_access(user, run: Run, *, actor: Actor) -> None:
-    """Raise PermissionDenied unless the user may read the run's trail; the denial is itself audited."""
-    if may_read_audit(user, run):
-        return
-    record_event(run=run, actor=actor, action="permission.denied", object_type="run", object_id=run.run_id,
-                 after={"attempted": "read audit", "roles": sorted(roles_of(user))})
-    raise PermissionDenied("Reading this run's audit trail needs the auditor, reviewer or admin role, "
-                           "or an agent that took part in the run.")
 
 
 def record_login_failure(sender, credentials, request=None, **kwargs):

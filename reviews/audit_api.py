@@ -1,21 +1,14 @@
 """REST API of the audit trail (DESIGN.md §4, §8): the events of a run, and the chain's check."""
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .audit import Actor, check_audit_access, hashed_created_at, verify_chain
-from .models import AuditEvent, Run
-
-
-def get_run_for_audit(request, run_id: str) -> Run:
-    """The run named in the URL, if the caller may read its trail (denials are audited)."""
-    run = get_object_or_404(Run, run_id=run_id)
-    check_audit_access(request.user, run, actor=Actor.for_request(request))
-    return run
+from .access import TRAIL_READERS, run_for
+from .audit import hashed_created_at, verify_chain
+from .models import AuditEvent
 
 
 class AuditEventSerializer(serializers.ModelSerializer):
@@ -52,7 +45,7 @@ class AuditEventListView(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        run = get_run_for_audit(self.request, self.kwargs["run_id"])
+        run = run_for(self.request, self.kwargs["run_id"], allowed=TRAIL_READERS)
         events = AuditEvent.objects.filter(run=run).order_by("seq")
         params = self.request.query_params
         if params.get("actor"):
@@ -76,5 +69,5 @@ class AuditVerifyView(APIView):
         })},
     )
     def get(self, request, run_id: str):
-        run = get_run_for_audit(request, run_id)
+        run = run_for(request, run_id, allowed=TRAIL_READERS)
         return Response(verify_chain(run).report())

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
+from django.urls import reverse
+
 Resolver = Callable[[object, list], dict]
 _resolvers: dict[str, Resolver] = {}
 
@@ -20,7 +22,7 @@ def register(object_type: str, resolver: Resolver) -> None:
 
 
 def run_url(run) -> str:
-    return f"/runs/{run.run_id}/"
+    return reverse("run-detail", args=[run.run_id])
 
 
 def _member_version(run, events) -> dict:
@@ -32,8 +34,9 @@ register("member_version", _member_version)
 register("run", lambda run, events: {e.pk: run_url(run) for e in events})
 
 
-def object_urls(run, events: Iterable, *, default: Callable[[object], str]) -> dict:
-    """{event pk: url of its object's row} for these events of one run."""
+def object_urls(run, events: Iterable) -> dict:
+    """{event pk: url of its object's row} for these events of one run; the run page for a type
+    no app registered (or an object its resolver no longer finds)."""
     by_type: dict[str, list] = {}
     for event in events:
         by_type.setdefault(event.object_type, []).append(event)
@@ -42,5 +45,5 @@ def object_urls(run, events: Iterable, *, default: Callable[[object], str]) -> d
         resolver = _resolvers.get(object_type)
         found = resolver(run, group) if resolver else {}
         for event in group:
-            urls[event.pk] = found.get(event.pk) or default(event)
+            urls[event.pk] = found.get(event.pk) or run_url(run)
     return urls

@@ -22,10 +22,12 @@ from __future__ import annotations
 import hashlib
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import PermissionDenied
 
 from . import limits
+from .services import record_login_lockout
 
 
 def _username(username) -> str:
@@ -65,8 +67,6 @@ def record_failure(request, username) -> None:
     window = settings.LOGIN_FAILURE_WINDOW_SECONDS
     counts = [limits.hit(key, window) for key in _keys(request, username)]
     if any(count == limit for count, limit in zip(counts, _limits())):
-        from .services import record_login_lockout
-
         record_login_lockout(username=str(username or "")[:150], address=_address(request), failures=max(counts))
 
 
@@ -91,6 +91,5 @@ class ThrottledModelBackend(ModelBackend):
 
     @staticmethod
     def _username_field() -> str:
-        from django.contrib.auth import get_user_model
 
         return get_user_model().USERNAME_FIELD

@@ -1,20 +1,22 @@
 from pathlib import Path
 from urllib.parse import urlencode
 
+from celery import current_app as current_celery_app
 from django.conf import settings as django_settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import connection
 from django.http import FileResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from . import login_throttle
-from .audit import Actor, check_audit_access, verify_chain
+from .access import TRAIL_READERS, run_for
+from .audit import verify_chain
 from .audit_diff import changed_fields
 from .audit_links import object_urls
-from .models import AuditEvent, Run
+from .models import AuditEvent
 
 
 FAVICON = Path(__file__).resolve().parent.parent / "static" / "favicon.ico"
@@ -53,15 +55,11 @@ def healthz(request):
         checks["database"] = "ok"
     except Exception as error:  # noqa: BLE001 — any failure means "down", and we say why
         checks["database"] = f"down: {error.__class__.__name__}: {error}"
-    from django.conf import settings
-
-    if settings.CELERY_TASK_ALWAYS_EAGER:
+    if django_settings.CELERY_TASK_ALWAYS_EAGER:
         checks["broker"] = "ok (in-process tasks, no broker configured)"
     else:
-        from config.celery import app
-
         try:
-            with app.connection_for_write() as conn:
+            with current_celery_app.connection_for_write() as conn:
                 conn.ensure_connection(max_retries=1, timeout=2)
             checks["broker"] = "ok"
         except Exception as error:  # noqa: BLE001
@@ -70,16 +68,11 @@ def healthz(request):
     return JsonResponse({"status": "ok" if healthy else "down", "checks": checks}, status=200 if healthy else 503)
 
 
-# Object types whose page is the reconciliation page rather than the run page.
-RECONCILE_OBJECTS = {"mapping", "integration_issue", "issue_decision", "canonical_record"}
-
-
 @login_required
 @require_GET
 def run_audit(request, run_id: str):
     """The run's audit timeline, filtered by actor and action, with the chain's check on top."""
-    run = get_object_or_404(Run, run_id=run_id)
-    check_audit_access(request.user, run, actor=Actor.for_request(request))
+    run = run_for(request, run_id, allowed=TRAIL_READERS)
     actor, action = request.GET.get("actor", ""), request.GET.get("action", "")
     trail = AuditEvent.objects.filter(run=run)
     events = trail.order_by("seq")
@@ -88,9 +81,8 @@ def run_audit(request, run_id: str):
     if action:
         events = events.filter(action=action)
     page = Paginator(events, 100).get_page(request.GET.get("page"))
-    run_url, reconcile_url = f"/runs/{run.run_id}/", f"/runs/{run.run_id}/reconcile/"
     events = list(page)
-    urls = object_urls(run, events, default=lambda e: reconcile_url if e.object_type in RECONCILE_OBJECTS else run_url)
+    urls = object_urls(run, events)
     rows = [
         {
             "event": event,

@@ -35,9 +35,10 @@ from .errors import (
 from .mappings import current_declaration, propose_mapping
 from .revisions import NotRevisable, next_run_id, revise_run
 from .snapshots import amendment_snapshot, canonical_snapshot, issue_snapshot, mapping_snapshot
-from .statements import _relation_for, statement_key, superseded_pairs
-from .sync import WITHDRAWN_RE, SyncSummary, sync_run
-from .vocabulary import (
+from ..statements import _relation_for, statement_key, superseded_pairs
+from .summary import SyncSummary
+from .sync import WITHDRAWN_RE, sync_run
+from ..vocabulary import (
     ACCEPT, AMENDMENT_DECISIONS, APP_PROPOSER, CARRY, DECISIONS, LOCKED_STATUSES, READY_STATUSES, REJECT, REOPEN,
     SEEDING_ROLES, State,
 )

@@ -10,7 +10,7 @@ from records.ids import parse_id
 from reviews.models import Run
 
 from ..models import CanonicalRecord, KindCounter, Mapping
-from .vocabulary import State
+from ..vocabulary import State
 
 
 def canonical_id_for(record_id: str) -> tuple[str, int | None]:

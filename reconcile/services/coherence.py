@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from reviews.models import Run
 
+from .. import dispositions
+from ..blockers import run_standing
 from .errors import InvalidDecision
 
 
@@ -24,9 +26,6 @@ class IncoherentDecision(InvalidDecision):
 
 def refuse_incoherent(run: Run, item: str) -> None:
     """Raise IncoherentDecision when an incoherent-decision blocker of `run` is about `item`."""
-    from .. import dispositions
-    from ..blockers import run_standing  # reads the run through these services: imported when used
-
     found = [b for b in run_standing(run).blockers if b.item == item and b.code in dispositions.CONFLICT_CODES]
     if found:
         # The blockers' messages describe the state the acceptance would have made: say it was not made.

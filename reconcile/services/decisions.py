@@ -17,7 +17,7 @@ from .coherence import refuse_incoherent
 from .errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
 from .mappings import _allocate, _check_target, _ensure_open, current_declaration
 from .snapshots import amendment_snapshot, canonical_snapshot, issue_snapshot, mapping_snapshot
-from .vocabulary import ACCEPT, AMENDMENT_DECISIONS, CARRY, DECISIONS, REJECT, REOPEN, State
+from ..vocabulary import ACCEPT, AMENDMENT_DECISIONS, CARRY, DECISIONS, REJECT, REOPEN, State
 
 
 def _check_decision(decision: str, rationale: str, allowed: tuple[str, ...] = DECISIONS) -> str:
@@ -167,6 +167,24 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
 _PAST = {ACCEPT: "accepted", REJECT: "rejected", REOPEN: "reopened", CARRY: "carried"}
 
 
+def _settle(model, current, expected_version: int | None, new_state: str, decision: str, rationale: str,
+            actor: Actor, *, run: Run, member_version, content_sha256: str, item: str, action: str,
+            object_type: str, before: dict, snapshot, extra) -> Any:
+    """The shared ending of an issue's or an amendment's decision, inside the caller's transaction:
+    claim the row at `expected_version`, refuse an incoherent acceptance (rolling the claim back),
+    and write the one `<action>.<past tense>` audit event."""
+    values = _decision_values(new_state, rationale, actor, member_sha256=member_version.sha256,
+                              content_sha256=content_sha256)
+    _claim(model, current, expected_version, **values)
+    if decision == ACCEPT:
+        refuse_incoherent(run, item)
+    result = _fresh(model, current.pk)
+    record_event(run=run, actor=actor, action=f"{action}.{_PAST[decision]}",
+                 object_type=object_type, object_id=result.pk, before=before,
+                 after=snapshot(result) | extra(result) | {"decided_member_sha256": result.decided_member_sha256})
+    return result
+
+
 def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str, actor: Actor,
                  expected_version: int | None) -> IssueDecision:
     """Accept, reject or reopen one integration issue."""
@@ -176,18 +194,12 @@ def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str
         _ensure_open(run)
         current, new_state = _read_for_decision(IssueDecision, issue_decision.pk, expected_version, decision)
         before = issue_snapshot(current)
-        values = _decision_values(new_state, rationale, actor, member_sha256=current.issue.member_version.sha256,
-                                  content_sha256=current.issue.content_sha256)
-        _claim(IssueDecision, current, expected_version, **values)
-        if decision == ACCEPT:
-            refuse_incoherent(run, f"issue:{current.issue_id}")
-        result = _fresh(IssueDecision, current.pk)
-        record_event(run=run, actor=actor, action=f"issue.{_PAST[decision]}", object_type="issue_decision",
-                     object_id=result.pk, before=before,
-                     after=issue_snapshot(result) | {"member": result.issue.member_version.member.role,
-                                                     "index": result.issue.index,
-                                                     "decided_member_sha256": result.decided_member_sha256})
-    return result
+        return _settle(IssueDecision, current, expected_version, new_state, decision, rationale, actor,
+                       run=run, member_version=current.issue.member_version,
+                       content_sha256=current.issue.content_sha256, item=f"issue:{current.issue_id}",
+                       action="issue", object_type="issue_decision", before=before, snapshot=issue_snapshot,
+                       extra=lambda result: {"member": result.issue.member_version.member.role,
+                                             "index": result.issue.index})
 
 
 def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: str, actor: Actor,
@@ -218,17 +230,11 @@ def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: 
             return _decide_supersession(current, mappings, decision, rationale, actor)
         new_state = _check_transition(current, decision)
         before = amendment_snapshot(current)
-        values = _decision_values(new_state, rationale, actor, member_sha256=current.member_version.sha256,
-                                  content_sha256=current.content_sha256)
-        _claim(AmendmentDecision, current, expected_version, **values)
-        if decision == ACCEPT:
-            refuse_incoherent(run, f"amendment:{current.pk}")
-        result = _fresh(AmendmentDecision, current.pk)
-        record_event(run=run, actor=actor, action=f"amendment.{_PAST[decision]}", object_type="amendment_decision",
-                     object_id=result.pk, before=before,
-                     after=amendment_snapshot(result) | {"member": member.role,
-                                                         "decided_member_sha256": result.decided_member_sha256})
-    return result
+        return _settle(AmendmentDecision, current, expected_version, new_state, decision, rationale, actor,
+                       run=run, member_version=current.member_version, content_sha256=current.content_sha256,
+                       item=f"amendment:{current.pk}", action="amendment", object_type="amendment_decision",
+                       before=before,
+                       snapshot=amendment_snapshot, extra=lambda result: {"member": member.role})
 
 
 def _decide_supersession(amendment: AmendmentDecision, mappings: list[Mapping], decision: str, rationale: str,

@@ -1,8 +1,6 @@
 """Proposing mappings, checking targets, allocating canonical records, marking mappings stale."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
@@ -15,10 +13,9 @@ from ..models import CanonicalRecord, Mapping
 from .canonical_ids import _insert_once, _kind_of, _next_number, _raise_counter, _resolve_target
 from .errors import ProposalError, RunFinal, RunLocked
 from .snapshots import mapping_snapshot
-from .vocabulary import LOCKED_STATUSES, State
+from ..vocabulary import LOCKED_STATUSES, State
+from .summary import SyncSummary
 
-if TYPE_CHECKING:
-    from .sync import SyncSummary
 
 
 def _ensure_open(run: Run) -> None:

@@ -16,7 +16,7 @@ from django.db.models import F
 
 from records import services as records_services
 from records.models import IntegrationIssue, MemberVersion, Record
-from records.snapshots import carry_snapshot
+from records.services.snapshots import carry_snapshot
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 from reviews.services import RUN_FIELDS, create_run

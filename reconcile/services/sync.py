@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
@@ -17,38 +15,14 @@ from reviews.models import Run
 from .. import suggestions
 from ..models import CanonicalRecord, IssueDecision, Mapping
 from .amendments import _sync_amendments
+from .summary import SyncSummary
 from .canonical_ids import _insert_all, _raise_counter, _resolver, canonical_id_for
 from .mappings import _mark_mapping_stale
 from .snapshots import canonical_snapshot, issue_snapshot
-from .statements import _relation_for, statement_key, superseded_pairs
-from .vocabulary import APP_PROPOSER, LOCKED_STATUSES, READY_STATUSES, SEEDING_ROLES, State
+from ..statements import _relation_for, statement_key, superseded_pairs
+from ..vocabulary import APP_PROPOSER, LOCKED_STATUSES, READY_STATUSES, SEEDING_ROLES, State
 
 
-@dataclass
-class SyncSummary:
-    canonical_created: int = 0
-    canonical_updated: int = 0
-    canonical_withdrawn: int = 0
-    canonical_reactivated: int = 0
-    mappings_created: int = 0
-    suggestions_created: int = 0
-    issue_decisions_created: int = 0
-    amendment_decisions_created: int = 0
-    carried_over: int = 0
-    marked_stale: int = 0
-    conflicts: list[str] = field(default_factory=list)
-    skipped: str = ""
-
-    @property
-    def changed(self) -> bool:
-        return any((self.canonical_created, self.canonical_updated, self.canonical_withdrawn,
-                    self.canonical_reactivated, self.mappings_created,
-                    self.suggestions_created, self.issue_decisions_created, self.amendment_decisions_created,
-                    self.carried_over,
-                    self.marked_stale))
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _ready_versions(run: Run) -> dict[str, MemberVersion]:

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from django.db.models import Count, Q
 from django.middleware.csrf import get_token
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from records.models import MemberReport, Record
 from reviews.access import DECIDE, PROPOSE, has_any_role
 from reviews.models import Run
 
@@ -68,16 +66,6 @@ def _controls(request, run: Run) -> dict:
             "can_revise": final and has_any_role(request.user, DECIDE), "final": final_notice(run)}
 
 
-def _members(run: Run):
-    return list(
-        MemberReport.objects.filter(run=run)
-        .select_related("current_version")
-        .only("id", "role", "current_version__id", "current_version__version", "current_version__sha256",
-              "current_version__status")
-        .annotate(declarations=Count("current_version__records",
-                                     filter=Q(current_version__records__record_type=Record.Type.DECLARATION)))
-        .order_by("role")
-    )
 
 
 def _targets_by_kind(canonicals: dict[str, CanonicalRecord], kinds: list[str]) -> dict[str, list[str]]:

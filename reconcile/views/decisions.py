@@ -16,15 +16,16 @@ from django.views.decorators.http import require_POST
 
 from records.ids import parse_id
 from records.models import IntegrationIssue
-from reviews.access import DECIDE, check_role
+from reviews.access import DECIDE, run_for
 from reviews.audit import Actor
 from reviews.models import Run
 
+from .. import selectors
 from .. import services
 from ..forms import AmendmentDecisionForm, BulkAcceptForm, DecisionForm
 from ..models import AmendmentDecision, IssueDecision, Mapping
-from .context import STATEMENTS, _back_to_page, _kept_query, _members, _swap_context
-from .rows import IssueRow, PairRow, _actions, _amendment_rows, _current_mappings, _decision_of, _rows_of
+from .context import STATEMENTS, _back_to_page, _kept_query, _swap_context
+from .rows import IssueRow, PairRow, _actions, _amendment_rows, _rows_of
 
 
 STALE_MESSAGE = ("This item changed since the page showed it (another decision, or a new member version); "
@@ -38,7 +39,7 @@ def _mapping_row(request, run: Run, mapping: Mapping) -> PairRow:
 def _issue_row(decision: IssueDecision) -> IssueRow:
     issue = (IntegrationIssue.objects.annotate(member_role=F("member_version__member__role"))
              .select_related("decision").get(pk=decision.issue_id))
-    return IssueRow(issue=issue, decision=_decision_of(issue), member_role=issue.member_role)
+    return IssueRow(issue=issue, decision=selectors.decision_of(issue), member_role=issue.member_role)
 
 
 def _following_amendments(run: Run, mapping: Mapping):
@@ -101,9 +102,8 @@ def _redirect_after(request, run: Run, outcome: Outcome, anchor: str) -> HttpRes
 @login_required
 @require_POST
 def decide_mapping(request, run_id: str, mapping_id: int):
-    run = get_object_or_404(Run, run_id=run_id)
+    run = run_for(request, run_id, allowed=DECIDE, action="mapping.decide")
     actor = Actor.for_request(request)
-    check_role(request.user, DECIDE, run=run, action="mapping.decide", actor=actor)
     mapping = get_object_or_404(Mapping, run=run, pk=mapping_id)
     outcome = _decide(
         DecisionForm(request.POST), mapping,
@@ -139,9 +139,8 @@ def _affected_rows(request, run: Run, mapping: Mapping) -> list[dict]:
 @login_required
 @require_POST
 def decide_issue(request, run_id: str, issue_id: int):
-    run = get_object_or_404(Run, run_id=run_id)
+    run = run_for(request, run_id, allowed=DECIDE, action="issue.decide")
     actor = Actor.for_request(request)
-    check_role(request.user, DECIDE, run=run, action="issue.decide", actor=actor)
     decision = get_object_or_404(IssueDecision, run=run, issue_id=issue_id)
     outcome = _decide(
         DecisionForm(request.POST), decision,
@@ -160,8 +159,7 @@ def decide_issue(request, run_id: str, issue_id: int):
 @login_required
 @require_POST
 def bulk_accept(request, run_id: str):
-    run = get_object_or_404(Run, run_id=run_id)
-    check_role(request.user, DECIDE, run=run, action="mapping.bulk_accept", actor=Actor.for_request(request))
+    run = run_for(request, run_id, allowed=DECIDE, action="mapping.bulk_accept")
     form = BulkAcceptForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Bulk accept needs a minimum score between 0 and 1.")
@@ -181,7 +179,7 @@ def bulk_accept(request, run_id: str):
 
 def _shown_member(request, run: Run) -> str:
     """The picker entry the page that sent a request shows (its `member`, or the page's default)."""
-    pickable = [m.role for m in _members(run) if m.role not in services.SEEDING_ROLES and m.declarations]
+    pickable = [m.role for m in selectors.members(run) if m.role not in services.SEEDING_ROLES and m.declarations]
     if Mapping.objects.filter(run=run, source_record__isnull=True).exists():
         pickable.append(STATEMENTS)
     wanted = request.GET.get("member", "")
@@ -194,7 +192,7 @@ def _mapping_rows_on_page(request, run: Run, mappings: list[Mapping]) -> list[di
     if not mappings:
         return []
     shown, kind = _shown_member(request, run), request.GET.get("kind", "")
-    roles = dict(_current_mappings(run).filter(pk__in=[m.pk for m in mappings]).values_list("pk", "member_role"))
+    roles = dict(selectors.current_mappings(run).filter(pk__in=[m.pk for m in mappings]).values_list("pk", "member_role"))
     on_page = [m.pk for m in mappings if (roles.get(m.pk) or STATEMENTS) == shown
                and (not kind or (parse_id(m.source) or ("", ""))[1] == kind)]
     rows = _rows_of(request, run, mapping_pks=on_page) if on_page else []
@@ -208,9 +206,8 @@ def _mapping_rows_on_page(request, run: Run, mappings: list[Mapping]) -> list[di
 def decide_amendment(request, run_id: str, amendment_id: int):
     """Accept, reject, carry into the Limitations, or reopen an amendment or unresolved conflict. A
     supersession is decided through its mappings: their rows on the page are redrawn too."""
-    run = get_object_or_404(Run, run_id=run_id)
+    run = run_for(request, run_id, allowed=DECIDE, action="amendment.decide")
     actor = Actor.for_request(request)
-    check_role(request.user, DECIDE, run=run, action="amendment.decide", actor=actor)
     amendment = get_object_or_404(AmendmentDecision, run=run, pk=amendment_id)
     outcome = _decide(
         AmendmentDecisionForm(request.POST), amendment,

@@ -10,33 +10,29 @@ from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, F
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from records.models import IntegrationIssue, Record
-from reviews.access import READ_RUNS, check_role
+from reviews.access import run_for
 from reviews.models import Run
 
+from .. import selectors
 from .. import services
 from ..blockers import run_standing
 from ..panels import blockers_context
 from ..word_diffs import stored_diffs
 from ..forms import BulkAcceptForm, PageFilterForm
 from ..models import CanonicalRecord, Decidable, Mapping
-from .context import (
-    KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _members, _progress, _targets_by_kind,
-)
-from .rows import (
-    IssueRow, RECORD_COLUMNS, _RowBuilder, _actions, _amendment_rows, _canonicals, _current_mappings,
-    _decision_of, _diff, _grouped,
-)
+from .context import (KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _progress, _targets_by_kind)
+from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, _diff, _grouped)
 
 
 def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
-    members = _members(run)
+    members = selectors.members(run)
     pickable = [m for m in members if m.role not in services.SEEDING_ROLES and m.declarations]
-    mappings = list(_current_mappings(run))
+    mappings = list(selectors.current_mappings(run))
     # Mapping statements of a result or reconciliation whose source no member of the run declares
     # (seed 000's `MEM-OBJ-1 → OBJ-5`) still need a decision: they get a picker entry of their own.
     unattached = [m for m in mappings if m.source_record_id is None]
@@ -49,11 +45,11 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
     records = []
     if selected is not None:
         records = Record.objects.filter(member_version_id=selected.current_version_id,
-                                        record_type=Record.Type.DECLARATION).only(*RECORD_COLUMNS)
+                                        record_type=Record.Type.DECLARATION).only(*selectors.RECORD_COLUMNS)
         if kind:
             records = records.filter(kind=kind)
         records = list(records.order_by("ordinal"))
-    canonicals = _canonicals(run)
+    canonicals = selectors.canonicals(run)
     standing = run_standing(run)
     builder = _RowBuilder(canonicals=canonicals, standing=standing, run=run, query=_kept_query(request.GET),
                           user=request.user)
@@ -146,7 +142,7 @@ def _issues_panel(request, run: Run, members, selected, scope: str) -> dict:
     issue_action = _actions(run, "reconcile-decide-issue", _kept_query(request.GET))
     kept = {name: request.GET.get(name, "") for name in KEPT_FILTERS}
     return {
-        "issue_rows": [IssueRow(issue=i, decision=_decision_of(i), member_role=i.member_role,
+        "issue_rows": [IssueRow(issue=i, decision=selectors.decision_of(i), member_role=i.member_role,
                                 action=issue_action(i.pk)) for i in issues],
         "issues_member": scoped.role if scoped else "",
         "issues_total": sum(per_version.values()),
@@ -159,8 +155,7 @@ def _issues_panel(request, run: Run, members, selected, scope: str) -> dict:
 @login_required
 @require_GET
 def run_reconcile(request, run_id: str):
-    run = get_object_or_404(Run, run_id=run_id)
-    check_role(request.user, READ_RUNS)
+    run = run_for(request, run_id)
     filters = PageFilterForm(request.GET)
     context = _page_context(request, run, filters)
     if request.htmx and request.htmx.target == "pair-table":

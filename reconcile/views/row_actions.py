@@ -13,15 +13,16 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods
 
 from records.ids import parse_id
-from reviews.access import DECIDE, PROPOSE, check_role
+from reviews.access import DECIDE, PROPOSE, run_for
 from reviews.audit import Actor
 from reviews.models import Run
 
+from .. import selectors
 from .. import services
 from ..forms import ProposeForm, RejectCanonicalForm
 from ..models import CanonicalRecord, Mapping
 from .context import _back_to_page, _csrf_input, _kept_query, _swap_context, _targets_by_kind
-from .rows import _actions, _canonicals, _grouped, _rows_of
+from .rows import _actions, _grouped, _rows_of
 
 
 def _relation_select(selected: str = "") -> SafeString:
@@ -85,14 +86,13 @@ def _row_action_page(request, run: Run, context: dict) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def propose_mapping(request, run_id: str, source: str):
     """Another mapping for one member record (GET: the form); the record's rows come back with the new one."""
-    run = get_object_or_404(Run, run_id=run_id)
+    run = run_for(request, run_id, allowed=PROPOSE, action="mapping.propose")
     actor = Actor.for_request(request)
-    check_role(request.user, PROPOSE, run=run, action="mapping.propose", actor=actor)
     if parse_id(source) is None:
         raise Http404(f"{source!r} is not a record ID")
     if request.method == "GET":
         kind = parse_id(source)[1]
-        targets = _targets_by_kind(_canonicals(run), [kind])[kind]
+        targets = _targets_by_kind(selectors.canonicals(run), [kind])[kind]
         row = request.GET.get("row", "")
         return _row_action_page(request, run, {"propose": _propose_form(request, run, source, row=row),
                                                "source": source, "targets": targets})
@@ -133,9 +133,8 @@ def propose_mapping(request, run_id: str, source: str):
 def reject_canonical(request, run_id: str, canonical_id: int):
     """Take a canonical record out of the shared set (GET: the form), from a row that shows it; every
     row of the same member pointing at it is redrawn out of band."""
-    run = get_object_or_404(Run, run_id=run_id)
+    run = run_for(request, run_id, allowed=DECIDE, action="canonical.reject")
     actor = Actor.for_request(request)
-    check_role(request.user, DECIDE, run=run, action="canonical.reject", actor=actor)
     record = get_object_or_404(CanonicalRecord, run=run, pk=canonical_id)
     form = RejectCanonicalForm(request.POST if request.method == "POST" else None)
     if request.method == "GET":

@@ -21,16 +21,13 @@ from records.models import IntegrationIssue, Record
 from reviews.access import DECIDE, PROPOSE, has_any_role
 from reviews.models import Run
 
+from .. import selectors
 from .. import diffing, dispositions
 from ..models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, Mapping
 from .context import _kept_query, _standing_for
 
 
 # Columns the page reads; the bytes and parser output of a version stay in the database.
-RECORD_COLUMNS = ("id", "member_version_id", "ordinal", "record_id", "kind", "prefix", "label", "text",
-                  "content_sha256")
-CANONICAL_COLUMNS = ("id", "canonical_id", "kind", "number", "label", "text", "origin", "state", "rationale",
-                     "version")
 
 
 @dataclass
@@ -309,14 +306,8 @@ def _pair_row(record, mapping, canonicals, standing: dispositions.Standing, ente
     return row
 
 
-def _current_mappings(run: Run):
-    return (Mapping.objects.filter(run=run)
-            .annotate(member_role=F("source_record__member_version__member__role"))
-            .order_by("source", "id"))
 
 
-def _canonicals(run: Run) -> dict[str, CanonicalRecord]:
-    return {c.canonical_id: c for c in CanonicalRecord.objects.filter(run=run).only(*CANONICAL_COLUMNS)}
 
 
 class _RowBuilder:
@@ -368,17 +359,12 @@ def _amendment_rows(request, run: Run, decisions) -> list[AmendmentRow]:
     return [AmendmentRow(amendment=a, action=action(a.pk)) for a in decisions]
 
 
-def _decision_of(issue: IntegrationIssue) -> IssueDecision | None:
-    try:
-        return issue.decision
-    except IssueDecision.DoesNotExist:
-        return None
 
 
 def _rows_of(request, run: Run, *, source: str = "", mapping_pks=()) -> list[PairRow]:
     """The rows of one member record (`source`) or of some mappings, built the way the page builds
     them: a few queries for the items asked for, not for the whole page."""
-    wanted = list(_current_mappings(run).filter(Q(source=source) if source else Q(pk__in=mapping_pks)))
+    wanted = list(selectors.current_mappings(run).filter(Q(source=source) if source else Q(pk__in=mapping_pks)))
     sources = {m.source for m in wanted} | ({source} if source else set())
     standing = _standing_for(request, run)
     entered = _entered_as(standing)
@@ -386,9 +372,9 @@ def _rows_of(request, run: Run, *, source: str = "", mapping_pks=()) -> list[Pai
     targets |= {entered[t] for t in targets if t in entered}
     records = {r.record_id: r for r in Record.objects.filter(
         run=run, record_id__in=sources, record_type=Record.Type.DECLARATION,
-        member_version__member__current_version=F("member_version")).only(*RECORD_COLUMNS)}
+        member_version__member__current_version=F("member_version")).only(*selectors.RECORD_COLUMNS)}
     canonicals = {c.canonical_id: c for c in
-                  CanonicalRecord.objects.filter(run=run, canonical_id__in=targets).only(*CANONICAL_COLUMNS)}
+                  CanonicalRecord.objects.filter(run=run, canonical_id__in=targets).only(*selectors.CANONICAL_COLUMNS)}
     builder = _RowBuilder(run=run, canonicals=canonicals, standing=standing, query=_kept_query(request.GET),
                           user=request.user)
     if source:

@@ -8,12 +8,11 @@ from urllib.parse import urlencode
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Q
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from records.run_findings import validation_counts
-from reviews.access import READ_RUNS, check_role
-from reviews.audit import Actor
+from reviews.access import READ_RUNS, check_role, run_for
 from reviews.models import Run
 
 from .. import dispositions
@@ -90,8 +89,7 @@ def runs_list(request):
 @require_GET
 def run_decision_progress(request, run_id: str):
     """The run's decision progress alone: the run page loads it (records does not import reconcile)."""
-    run = get_object_or_404(Run, run_id=run_id)
-    check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_request(request))
+    run = run_for(request, run_id, allowed=READ_RUNS, action="read")
     return render(request, "reconcile/_decision_progress.html", {"run": run, "p": _progress_by_run([run.pk])[run.pk]})
 
 
@@ -100,8 +98,7 @@ def run_decision_progress(request, run_id: str):
 def run_blockers(request, run_id: str):
     """Every blocker of a run in review, on a page of its own: the run page and the reconciliation page
     list the first few and link here for the rest (each links to its row)."""
-    run = get_object_or_404(Run, run_id=run_id)
-    check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_request(request))
+    run = run_for(request, run_id, allowed=READ_RUNS, action="read")
     blockers = list(run_standing(run).blockers) if run.status == Run.Status.IN_REVIEW else []
     return render(request, "reconcile/blockers.html", {"run": run, "blockers": blockers, "blockers_more": 0,
                                                         "blockers_total": len(blockers)})
@@ -112,8 +109,7 @@ def run_blockers(request, run_id: str):
 def member_mappings(request, run_id: str, role: str):
     """How many mappings the member's current records have, by state, and their dispositions: the
     member page loads it (records does not import reconcile; its own count is of mapping statements)."""
-    run = get_object_or_404(Run, run_id=run_id)
-    check_role(request.user, READ_RUNS, run=run, action="read", actor=Actor.for_request(request))
+    run = run_for(request, run_id, allowed=READ_RUNS, action="read")
     states = dict(Mapping.objects.filter(
         run=run, source_record__member_version__member__role=role,
         source_record__member_version__member__current_version=F("source_record__member_version"))

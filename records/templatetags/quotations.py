@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from records.models import QuotationCheck, Record
 from records.services import current_versions
-from records.snapshots import quotation_summary as _quotation_summary
+from records.services.quotations import quotation_summary as _quotation_summary
 
 register = template.Library()
 

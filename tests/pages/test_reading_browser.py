@@ -11,12 +11,13 @@ import pytest
 from django.db import connection
 
 from reconcile import services
-from reconcile.approval import approve_run
-from reconcile.models import Mapping, Result
+from results.services import approve_run
+from reconcile.models import Mapping
+from results.models import Result
 from records.services import ingest_member_report
 from reviews.audit import Actor
 from tests.conftest import seed_bytes
-from tests.reconcile.test_approval import ready_run  # noqa: F401 — fixture: a reconciled run in review
+from tests.results.test_approval import ready_run  # noqa: F401 — fixture: a reconciled run in review
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,14 +8,15 @@ import pytest
 from django.db import connection
 
 from reconcile import services
-from reconcile.approval import ApprovalBlocked, approve_run, approval_blockers, finalize_run
-from reconcile.models import AmendmentDecision, Mapping, Result
+from results.services import ApprovalBlocked, approve_run, approval_blockers, finalize_run
+from reconcile.models import AmendmentDecision, Mapping
+from results.models import Result
 from reconcile.services import InvalidDecision, ProposalError, StaleVersion, amendment_sha256
 from records.parsing import parse_report
 from reviews.audit import Actor, verify_chain
 from reviews.models import AuditEvent, Run
 from tests.reconcile.factories import CHEATSHEET, INSTINCTUAL, REVIEWER, WORKER, upload, upload_file
-from tests.reconcile.test_approval import (
+from tests.results.test_approval import (
     CHEATSHEET_FIELDS,
     corpus_files,
     mark_validated,

@@ -6,7 +6,7 @@ reopen on amendments and integration issues are played through the real decision
 dynamic-cheatsheet corpus run and on a generated run; then every undecided item is settled the way
 a hurried reviewer would (accept what the services let through, else reject or carry), and the run
 is approved and finalized. Either approval is refused with blockers (each with a known code), or
-the stored result passes `reconcile.selfcheck` and says, in its own bytes, no record is both placed
+the stored result passes `results.selfcheck` and says, in its own bytes, no record is both placed
 and without a place, and no accepted amendment names a record without a place.
 
 On the code before issue 10 (checked once, in a worktree at 72befc7 with the self-check lines
@@ -27,8 +27,9 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconcile import dispositions, selfcheck, services
-from reconcile.approval import ApprovalBlocked, approve_run, finalize_run
+from reconcile import dispositions, services
+from results import selfcheck
+from results.services import ApprovalBlocked, approve_run, finalize_run
 from reconcile.models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 from records.models import IntegrationIssue, Record
 from reviews.models import Run

@@ -158,7 +158,7 @@ def test_the_readme_explains_every_blocker_code_an_agent_can_receive():
 
 
 def test_blockers_word_a_mapping_as_the_result_does():
-    from reconcile.rendering import relation_phrase
+    from results.rendering import relation_phrase
 
     standing = d.standing(facts(m(1, "EPI-OBJ-3", "part-of", "OBJ-2", "accepted"),
                                 m(2, "EPI-OBJ-3", "new", "", "proposed"),

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import pytest
 
-from reconcile.approval import _amended_records
-from reconcile.models import Result
+from results.services.result_input import amended_records
+from results.models import Result
 from records.document import Amendment
 from tests.reconcile.test_issue_scenarios import amendment_starting, finalize, section
-from tests.reconcile.test_result_api import API, RUN_ID, decide_everything, upload_corpus_run
+from tests.results.test_result_api import API, RUN_ID, decide_everything, upload_corpus_run
 
 pytestmark = pytest.mark.django_db
 
@@ -88,7 +88,7 @@ def test_a_revision_s_run_page_links_the_final_run_it_revises(
 def test_a_value_amendment_amends_the_records_it_opens_with(text, amends):
     aliases = {"RTE-2": "RTE-2", "RTE-3": "RTE-3", "RTE-4": "RTE-4", "CMP-1": "CMP-1", "EPI-OBJ-3": "OBJ-8",
                "MEM-OBJ-2": "OBJ-6", "EPI-OBJ-4": "OBJ-6"}
-    assert _amended_records(Amendment(kind="amendment", text=text, line=1), aliases) == amends
+    assert amended_records(Amendment(kind="amendment", text=text, line=1), aliases) == amends
 
 
 def test_rejecting_the_record_an_accepted_new_mapping_entered_blocks_approval(
@@ -129,7 +129,7 @@ def test_a_row_made_stale_by_a_re_upload_does_not_say_the_reviewer_made_it_stale
     # Found by QA: after an agent re-uploaded epistemic.md with EPI-OBJ-1 reworded, its accepted row
     # read "stale by user:reviewer, <the time of the acceptance>".
     from reconcile.models import Mapping
-    from tests.reconcile.test_result_api import CHEATSHEET, corpus_files
+    from tests.results.test_result_api import CHEATSHEET, corpus_files
 
     mapping = Mapping.objects.get(run__run_id=RUN_ID, source="EPI-OBJ-1", relation="new")
     assert reviewer.post(f"{API}/mappings/{mapping.pk}/decision/",

@@ -10,12 +10,14 @@ import re
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from reconcile import approval, rendering
-from reconcile.models import CanonicalRecord, Mapping, Result
+from results import rendering
+from results import services as approval
+from reconcile.models import CanonicalRecord, Mapping
+from results.models import Result
 from records.models import MemberVersion
 from reviews.models import AuditEvent, Run
 from tests.reconcile.factories import WORKER
-from tests.reconcile.test_result_api import API, NOTE, RUN_ID, decide_everything, upload_corpus_run
+from tests.results.test_result_api import API, NOTE, RUN_ID, decide_everything, upload_corpus_run
 
 pytestmark = pytest.mark.django_db
 

@@ -182,7 +182,7 @@ def test_a_partial_failure_imports_nothing(agent, run_factory, monkeypatch):
             raise services.EmptyReport("simulated")
         return real(**kwargs)
 
-    monkeypatch.setattr(services, "ingest_member_report", fail_on_third)
+    monkeypatch.setattr(services.bundles, "ingest_member_report", fail_on_third)  # where the import calls it
     response = post(agent, run, make_zip(corpus_files("AAS-2026-10-02-dynamic-cheatsheet-01")))
     assert response.status_code == 400
     assert stored() == (0, 0, 0)

@@ -28,7 +28,7 @@ def test_a_burst_is_validated_once_by_its_last_parse_on_the_latest_state(
             services.parse_member_version(version_pk=version.pk, actor=ACTOR)
         assert not AuditEvent.objects.filter(run=run, action="run.validated").exists()
         services.parse_member_version(version_pk=versions[-1].pk, actor=ACTOR)
-    assert [callback.__qualname__ for callback in queued] == ["_queue_reconcile_sync.<locals>.send"]  # no validate_run
+    assert [callback.func.__self__ for callback in queued] == [services.RUN_VALIDATED]  # no validate_run
     [event] = AuditEvent.objects.filter(run=run, action="run.validated")
     assert event.actor == ACTOR.label
     assert event.after["members"] == {v.member.role: v.sha256 for v in versions}  # all three, once
@@ -70,7 +70,7 @@ def test_a_validation_that_fails_leaves_the_parse_committed_and_queues_the_valid
     def broken(*args, **kwargs):
         raise RuntimeError("a bug in validation")
 
-    monkeypatch.setattr(services, "_validate_locked", broken)
+    monkeypatch.setattr(services.parse, "validate_locked", broken)
     with django_capture_on_commit_callbacks(execute=False) as queued:
         assert services.parse_member_version(version_pk=version.pk, actor=ACTOR).status == "parsed"
     assert MemberVersion.objects.get(pk=version.pk).status == "parsed"
@@ -93,7 +93,7 @@ def test_each_version_is_parsed_once_through_parse_validation_and_sync(
 
     # Count the parser's entry point wherever it is called from (the parse task, records.parsed).
     monkeypatch.setattr(parsing, "parse_report_strict", counted)
-    monkeypatch.setattr(services, "parse_report_strict", counted)
+    monkeypatch.setattr(services.parse, "parse_report_strict", counted)
     parsed.clear()
     run = run_factory()
     with django_capture_on_commit_callbacks(execute=True):  # parse, validate and sync run in process

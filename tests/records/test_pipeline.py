@@ -134,7 +134,7 @@ def test_it_records_a_parser_crash_as_a_failed_version(run_factory, django_captu
     def explode(text):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(services, "parse_report_strict", explode)
+    monkeypatch.setattr(services.parse, "parse_report_strict", explode)
     version, _ = ingest(run, "001", django_capture_on_commit_callbacks)
     assert version.status == MemberVersion.Status.FAILED
     assert version.status_reason == "parser error: RuntimeError: boom"
@@ -144,7 +144,7 @@ def test_it_records_a_parser_crash_as_a_failed_version(run_factory, django_captu
 def test_it_retries_a_failed_version_when_the_same_bytes_are_uploaded_again(
         run_factory, django_capture_on_commit_callbacks, monkeypatch):
     run = run_factory()
-    monkeypatch.setattr(services, "parse_report_strict", lambda text: 1 / 0)
+    monkeypatch.setattr(services.parse, "parse_report_strict", lambda text: 1 / 0)
     version, _ = ingest(run, "001", django_capture_on_commit_callbacks)
     assert version.status == MemberVersion.Status.FAILED
     monkeypatch.undo()
@@ -193,13 +193,11 @@ def test_validation_waits_while_a_current_version_is_not_parsed(run_factory, dja
 
 @pytest.mark.django_db
 def test_the_run_manifest_matches_the_export_manifest_of_reconcile(run_factory, django_capture_on_commit_callbacks):
-    from reconcile import approval
-
     run = run_factory()
     ingest(run, "001", django_capture_on_commit_callbacks)
     ingest(run, "002", django_capture_on_commit_callbacks)
     run.refresh_from_db()
-    _text, digest = approval.run_manifest(approval.current_versions(run))  # hashed again from the bytes
+    _text, digest = services.run_manifest(list(services.current_versions(run, content=True)), rehash=True)
     assert digest == run.manifest_sha256
 
 

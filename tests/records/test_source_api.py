@@ -11,7 +11,8 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from records import archives, snapshots
+from records import archives
+from records.services import quotations, snapshots
 from records.models import QuotationCheck, SourceBlob, SourceFile, SourceSnapshot
 from reviews.models import AuditEvent, Run
 from tests.conftest import RUN_FIELDS

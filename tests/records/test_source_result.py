@@ -7,16 +7,17 @@ import json
 import pytest
 from django.db import transaction
 
-from reconcile import bundles
-from reconcile.approval import approve_run, export_bundle, finalize_run
-from reconcile.models import Result
-from records import quotes, snapshots
+from results import bundles
+from results.services import approve_run, export_bundle, finalize_run
+from results.models import Result
+from records import quotes
+from records.services import quotations, snapshots
 from records.archives import read_archive
 from records.models import QuotationCheck
 from records.parsing import parse_report
 from records.validation import MemberInput
 from reviews.audit import Actor, lock_run
-from tests.reconcile.test_approval import (
+from tests.results.test_approval import (
     CHEATSHEET,
     CHEATSHEET_FIELDS,
     REVIEWER,
@@ -58,7 +59,7 @@ def checked_run(run_factory, django_capture_on_commit_callbacks):
     inputs = [MemberInput(name=v.member.role, role=v.member.role, report=parse_report(bytes(v.content).decode()))
               for v in versions]
     with transaction.atomic():
-        snapshots.check_quotations(run=lock_run(run), versions=versions, inputs=inputs, found=[])
+        quotations.check_quotations(run=lock_run(run), versions=versions, inputs=inputs, found=[])
     mark_validated(run, files, warnings=1)
     reconcile_rows(run, versions)
     run.archive = archive
@@ -85,7 +86,7 @@ def test_the_result_states_how_many_quotations_were_verified_against_which_snaps
 @pytest.mark.django_db
 def test_a_run_without_a_snapshot_says_its_quotations_are_unverified(run_factory):
     run = run_factory()
-    assert snapshots.verification_statement(run) == (
+    assert quotations.verification_statement(run) == (
         "0 of 0 quotations verified: no source snapshot was uploaded (quotations unverified).")
 
 
@@ -102,7 +103,7 @@ def test_the_export_records_the_snapshot_hash_and_carries_the_archive(checked_ru
 
 @pytest.mark.django_db
 def test_an_archive_over_the_limit_is_recorded_by_hash_only(checked_run, monkeypatch):
-    monkeypatch.setattr(snapshots, "BUNDLE_ARCHIVE_MAX_BYTES", len(checked_run.archive) - 1)
+    monkeypatch.setattr(quotations, "BUNDLE_ARCHIVE_MAX_BYTES", len(checked_run.archive) - 1)
     data = export_bundle(run=checked_run)
     files = read_archive(data, max_bytes=MAX)
     assert json.loads(files["source/SNAPSHOT.json"])["archive"] is None

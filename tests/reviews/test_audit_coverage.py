@@ -13,14 +13,14 @@ from contextlib import contextmanager
 import pytest
 
 from reconcile import services as reconcile_services
-from reconcile.approval import approve_run, finalize_run, reopen_run
+from results.services import approve_run, finalize_run, reopen_run
 from reconcile.models import IssueDecision, Mapping
 from records import services as records_services
 from reviews.audit import Actor, verify_chain
 from reviews.models import ApiToken, AuditEvent, Run
 from reviews.services import issue_token, revoke_token, set_run_status
 from tests.reconcile.factories import MEMORY_SMALL, REVIEWER, RUNTIME_SLUG, WORKER, upload
-from tests.reconcile.test_approval import ready_run  # noqa: F401 — fixture: a reconciled run in review
+from tests.results.test_approval import ready_run  # noqa: F401 — fixture: a reconciled run in review
 
 pytestmark = pytest.mark.django_db
 

@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 
 from reconcile.models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 from records.models import MemberVersion
-from records.snapshots import upload_source_snapshot
+from records.services.snapshots import upload_source_snapshot
 from reviews.audit import Actor
 from reviews.models import ApiToken
 from reviews.services import issue_token, revoke_token

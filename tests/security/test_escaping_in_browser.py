@@ -13,13 +13,13 @@ from django.db import connection
 from django.test import Client
 
 from reconcile import services
-from reconcile.approval import approve_run, finalize_run
+from results.services import approve_run, finalize_run
 from reconcile.models import CanonicalRecord, IssueDecision, Mapping
 from records import services as records_services
 from reviews.audit import Actor
 from tests.reconcile.factories import RUNTIME_SLUG, WORKER
-from tests.reconcile.test_approval import CHEATSHEET, CHEATSHEET_FIELDS, corpus_files, mark_validated
-from tests.reconcile.test_approval import reconcile_rows, store_members
+from tests.results.test_approval import CHEATSHEET, CHEATSHEET_FIELDS, corpus_files, mark_validated
+from tests.results.test_approval import reconcile_rows, store_members
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

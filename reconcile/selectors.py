@@ -1,0 +1,45 @@
+"""The reconciliation pages' reads: what a view asks of the database, in a fixed number of queries
+whatever the run's size (the views assemble rows and URLs from these)."""
+from __future__ import annotations
+
+from django.db.models import Count, F, Q
+
+from records.models import IntegrationIssue, MemberReport, Record
+from reviews.models import Run
+
+from .models import CanonicalRecord, IssueDecision, Mapping
+
+RECORD_COLUMNS = ("id", "member_version_id", "ordinal", "record_id", "kind", "prefix", "label", "text",
+                  "content_sha256")
+
+CANONICAL_COLUMNS = ("id", "canonical_id", "kind", "number", "label", "text", "origin", "state", "rationale",
+                     "version")
+
+
+def members(run: Run):
+    return list(
+        MemberReport.objects.filter(run=run)
+        .select_related("current_version")
+        .only("id", "role", "current_version__id", "current_version__version", "current_version__sha256",
+              "current_version__status")
+        .annotate(declarations=Count("current_version__records",
+                                     filter=Q(current_version__records__record_type=Record.Type.DECLARATION)))
+        .order_by("role")
+    )
+
+
+def current_mappings(run: Run):
+    return (Mapping.objects.filter(run=run)
+            .annotate(member_role=F("source_record__member_version__member__role"))
+            .order_by("source", "id"))
+
+
+def canonicals(run: Run) -> dict[str, CanonicalRecord]:
+    return {c.canonical_id: c for c in CanonicalRecord.objects.filter(run=run).only(*CANONICAL_COLUMNS)}
+
+
+def decision_of(issue: IntegrationIssue) -> IssueDecision | None:
+    try:
+        return issue.decision
+    except IssueDecision.DoesNotExist:
+        return None

@@ -1,0 +1,140 @@
+"""Approval and reopening of a run (DESIGN §3): each change under the run's row lock, written to the
+audit trail in the same transaction, finalization queued after commit."""
+from __future__ import annotations
+
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from reconcile import dispositions
+from reconcile.blockers import run_standing
+from records.services import current_versions, run_manifest
+from records.models import MemberVersion
+from reviews.audit import Actor, lock_run, record_event
+from reviews.models import Run
+
+from ..models import Approval
+from .jobs import FINALIZE
+
+
+class ApprovalBlocked(Exception):
+    """The run cannot be approved (or reopened, or retried) now; `reasons` says what blocks, one line
+    each, and `blockers` (for approval) the same as `{code, record, message, link}` items."""
+
+    def __init__(self, reasons: list[str], blockers: list[dispositions.Blocker] | tuple = (), code: str = ""):
+        super().__init__(" ".join(reasons))
+        self.reasons = reasons
+        self.blockers = list(blockers)
+        self.code = code  # the API's error code when the state itself says it (`run_final`)
+
+
+class NoteRequired(ValueError):
+    """An approval without a note, or a reopening without a reason."""
+
+
+# An approval note or reopening reason is prose a reviewer writes, carried into the result and
+# the audit trail: a megabyte of it is a mistake or an attack, refused before anything is stored.
+MAX_NOTE_CHARS = 20_000
+
+
+def _required_text(name: str, text: str, missing: str) -> str:
+    text = (text or "").strip()
+    if not text:
+        raise NoteRequired(f"{name}: {missing}")
+    if len(text) > MAX_NOTE_CHARS:
+        raise NoteRequired(f"{name}: {len(text)} characters; it may hold at most {MAX_NOTE_CHARS}.")
+    return text
+
+
+def _lock_unless_final(run: Run) -> Run:
+    locked = lock_run(run)
+    if locked.status == Run.Status.FINAL:
+        raise ApprovalBlocked(["The run is final and closed for good; revise it to change it."], code="run_final")
+    return locked
+
+
+def approval_blockers(run: Run, versions: list[MemberVersion] | None = None) -> list[dispositions.Blocker]:
+    """Everything that stops `run` from being approved now ([] when it can be), from the one place
+    that says so (`reconcile.blockers.run_standing`)."""
+    return list(run_standing(run, versions).blockers)
+
+def move_run(locked: Run, *, status: str, actor: Actor, action: str, reason: str = "", after: dict | None = None) -> None:
+    """Transition the locked run and write the one audit event of the change."""
+    old = locked.transition_to(status, reason=reason)
+    locked.save(update_fields=Run.STATUS_FIELDS)
+    record_event(
+        run=locked,
+        actor=actor,
+        action=action,
+        object_type="run",
+        object_id=locked.run_id,
+        before={"status": old},
+        after={"status": status, **({"reason": reason} if reason else {}), **(after or {})},
+    )
+
+
+def copy_status(run: Run, locked: Run) -> None:
+    """The caller's `run` object takes the status the locked row was left in."""
+    run.status, run.status_reason, run.failed_from, run.updated_at = (
+        locked.status, locked.status_reason, locked.failed_from, locked.updated_at,
+    )
+
+
+def approve_run(*, run: Run, note: str, actor: Actor) -> Approval:
+    """Sign the run off on its current manifest and queue finalization after commit.
+
+    Preconditions (else ApprovalBlocked naming each): in review, validation of
+    the current manifest has run and found no error, every mapping and every
+    integration issue decided. The caller has checked the reviewer role.
+    """
+    note = _required_text("note", note, "say what you checked and how; the note is carried into the result.")
+    with transaction.atomic():
+        locked = _lock_unless_final(run)
+        versions = list(current_versions(locked, content=True))
+        blockers = approval_blockers(locked, versions)
+        if blockers:
+            raise ApprovalBlocked([b.message for b in blockers], blockers)
+        manifest, digest = run_manifest(versions, rehash=True)  # from the stored bytes, hashed now
+        if digest != locked.manifest_sha256:
+            stale = dispositions.Blocker(
+                dispositions.VALIDATION_STALE, locked.run_id,
+                f"The stored member bytes hash to manifest {digest}, not the validated {locked.manifest_sha256}: "
+                "a member no longer matches its recorded SHA-256. Upload the members again.", reverse("run-detail", args=[locked.run_id]))
+            raise ApprovalBlocked([stale.message], [stale])
+        approval = Approval.objects.create(
+            run=locked, note=note, approved_by=actor.label, manifest=manifest, manifest_sha256=digest,
+        )
+        move_run(locked, status=Run.Status.APPROVED, actor=actor, action="run.approved",
+              after={"manifest_sha256": digest, "note": note, "approval": approval.pk})
+        FINALIZE.after_commit(locked.pk)
+    copy_status(run, locked)
+    return approval
+
+
+
+
+def finalization_failed(run: Run) -> bool:
+    """The run failed while finalizing: it can be retried, or reopened like an approved run."""
+    return run.status == Run.Status.FAILED and run.failed_from == Run.Status.FINALIZING
+
+
+def current_approval(run: Run) -> Approval | None:
+    return Approval.objects.filter(run=run, withdrawn_at__isnull=True).order_by("-approved_at", "-id").first()
+
+
+def reopen_run(*, run: Run, reason: str, actor: Actor) -> Run:
+    """Move an approved run (or one whose finalization failed) back to review; the approval is withdrawn."""
+    reason = _required_text("reason", reason, "say why the run goes back to review.")
+    with transaction.atomic():
+        locked = _lock_unless_final(run)
+        if locked.status != Run.Status.APPROVED and not finalization_failed(locked):
+            raise ApprovalBlocked([f"The run is {locked.status}; only an approved run that is not final can be reopened."])
+        approval = current_approval(locked)
+        if approval is not None:
+            approval.withdrawn_at = timezone.now()
+            approval.withdrawn_reason = reason
+            approval.save(update_fields=["withdrawn_at", "withdrawn_reason"])
+        move_run(locked, status=Run.Status.IN_REVIEW, actor=actor, action="run.reopened", reason=reason,
+              after={"approval": approval.pk if approval else None})
+    copy_status(run, locked)
+    return locked
