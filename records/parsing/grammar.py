@@ -1,4 +1,4 @@
-"""The vocabulary and the line patterns of a member report, as the parser reads them (`records.parsing`).
+"""The vocabulary and the line patterns of a member report, as the parser reads them.
 
 Section titles the parser knows, the route field labels, and the regular
 expressions for one line: headings, declaration leads, fields, table rows,
