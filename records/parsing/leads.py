@@ -18,6 +18,7 @@ from .grammar import (
     INLINE_FIELD_RE,
     LABEL_LINE_RE,
     LINE_DECL_RE,
+    LINK_ANNOTATION_RE,
 )
 from .headings import is_md_heading, norm
 from .lines import ReportLines
@@ -47,9 +48,12 @@ def shared_lines(doc: ReportLines, found_sections: list[Section]) -> list[bool]:
     return shared
 
 
-def find_leads(doc: ReportLines, found_sections: list[Section]) -> list[Lead]:
+def find_leads(doc: ReportLines, found_sections: list[Section], *, result: bool = False) -> list[Lead]:
+    """Every declaration and annotation lead. Where Shared records declares by ID headings only a heading
+    declares, except in a finished result (`result`): older results mixed `#### CMP-3 — Label` headings with
+    paragraphs that start `CMP-1 — Label. …`, and both declare there (DESIGN §1)."""
     shared = shared_lines(doc, found_sections)
-    heading_mode = any(
+    heading_mode = not result and any(
         doc.kind[i] == "heading" and shared[i] and doc.heading_level[i] >= 2
         and lead_match(ID_HEADING_RE, doc.heading_title[i]) and is_md_heading(doc.lines[i])
         for i in range(doc.n)
@@ -62,9 +66,10 @@ def find_leads(doc: ReportLines, found_sections: list[Section]) -> list[Lead]:
         line = doc.lines[i]
         if kind == "heading":
             title = doc.heading_title[i]
-            m = ANNOTATION_RE.match(title)
+            m = ANNOTATION_RE.match(title) or LINK_ANNOTATION_RE.match(title)
             if m:
-                leads.append(Lead(i, "annotation", m.group("id"), clean_label(m.group("label")), "heading", doc.heading_level[i]))
+                label = clean_label(m.groupdict().get("label"))
+                leads.append(Lead(i, "annotation", m.group("id"), label, "heading", doc.heading_level[i]))
                 continue
             m = lead_match(ID_HEADING_RE, title)
             if m and shared[i] and is_md_heading(line):

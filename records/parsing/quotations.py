@@ -1,7 +1,7 @@
 """Quotations: their anchors (`--- path @ commit`), the extent of plain-text quotations, and the quoted bodies."""
 from __future__ import annotations
 
-from typing import Collection
+from collections.abc import Collection
 
 from records.document import Quotation
 

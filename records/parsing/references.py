@@ -1,7 +1,7 @@
 """References: the full record IDs a region or the whole report mentions, its ranges and its malformed tokens."""
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from records import ids
 from records.document import MalformedId, RangeReference, Reference

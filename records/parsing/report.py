@@ -4,8 +4,10 @@ from __future__ import annotations
 from records import ids
 from records.document import ParsedReport, Segment
 
-from . import headings, leads, quotations, references, statements, tables
+from . import headings, leads, links, quotations, references, statements, tables, verification
 from .lines import ReportLines
+
+RESULT_TYPE = "analysis-result"  # `types/agentic-system-analysis-result.md`
 
 
 def parse_report(text: str) -> ParsedReport:
@@ -31,7 +33,8 @@ def parse_report_strict(text: str) -> ParsedReport:
     headings.mark_plain_headings(doc)
     found_sections = headings.sections(doc)
     quotations.find_anchors(doc)
-    found_leads = leads.find_leads(doc, found_sections)
+    found_type = headings.doc_type(doc)
+    found_leads = leads.find_leads(doc, found_sections, result=RESULT_TYPE in found_type)
     quotations.mark_plain_quotations(doc, {lead.line for lead in found_leads})
     found_quotations = quotations.quotations(doc)
     found_regions = leads.regions(doc, found_leads)
@@ -39,6 +42,11 @@ def parse_report_strict(text: str) -> ParsedReport:
     found_references, ranges = references.references(
         doc, [(lead.line, lead.record_id) for lead in found_leads if lead.kind == "declaration"]
     )
+    found_citations = links.citations(doc)
+    links_form = links.is_links_form(doc, found_type, declarations, found_citations)
+    # Older generations link too (`[RTE-1](runtime.md)`), but cite by the bare ID: only the links form's links are citations.
+    found_citations = found_citations if links_form else []
+    verifying = links_form or verification.is_verification(found_type)
     shapes = [d.record_id for d in declarations] + [a.target for a in annotations]
     if not shapes:
         shapes = [r.record_id for r in found_references]
@@ -48,7 +56,7 @@ def parse_report_strict(text: str) -> ParsedReport:
         front_matter=doc.front_matter,
         front_matter_error=doc.front_matter_error,
         title=headings.title(doc),
-        doc_type=headings.doc_type(doc),
+        doc_type=found_type,
         generation=ids.generation_of(shapes),
         sections=tuple(found_sections),
         sources=tuple(tables.sources(doc, found_sections)),
@@ -61,6 +69,10 @@ def parse_report_strict(text: str) -> ParsedReport:
         references=tuple(found_references),
         ranges=tuple(ranges),
         malformed_ids=tuple(sorted(doc.malformed, key=lambda m: (m.line, not m.declared))),
+        links_form=links_form,
+        citations=tuple(found_citations),
+        blockers=tuple(verification.blockers(doc, found_sections)) if verifying else (),
+        limits=tuple(verification.limits(doc, found_sections)) if verifying else (),
     )
 
 
