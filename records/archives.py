@@ -8,7 +8,7 @@ is the run's manifest hash.
 
 This is the one home of archive reading, pin checking and the manifest text:
 records imports run directories with it, and reconcile builds its export
-bundles (`reconcile.bundles`) and recomputes the approved manifest on top of it.
+bundles (`results.bundles`) and recomputes the approved manifest on top of it.
 
 Our own exports add `result.md`, `audit.json` and `MANIFEST.json`
 (`{"files": {name: sha256}}` for every other file). When a bundle carries
@@ -56,6 +56,9 @@ ROLE_BY_FILENAME = {
     "memory-profile.md": "memory-profile",
     "synthesis.md": "synthesis",
     "result.md": "result",
+    "report-verification.md": "report-verification",
+    "profile-verification.md": "profile-verification",
+    "synthesis-verification.md": "synthesis-verification",
     # How an exported run names an imported finished result, so that it cannot collide
     # with the export's own result.md (see member_filename).
     "imported-result.md": "result",
@@ -131,6 +134,11 @@ def member_filename(role: str) -> str:
     `imported-result.md`: in an export, `result.md` is the run's own final result.
     """
     return "imported-result.md" if role == "result" else f"{role}.md"
+
+
+def manifest_fields(manifest: Mapping) -> dict:
+    """The manifest's fields other than its pins (`type`, `worker:`, …), as read."""
+    return {str(key): value for key, value in manifest.items() if key != "members"} if isinstance(manifest, Mapping) else {}
 
 
 def role_for_filename(name: str) -> str | None:

@@ -7,6 +7,7 @@ renderer consume it. Nothing here touches the database. Line numbers are
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 
@@ -143,6 +144,37 @@ class Quotation:
 
 
 @dataclass(frozen=True)
+class RecordCitation:
+    """A links-form citation `[ID](member.md#anchor)` (DESIGN §2 "Citation")."""
+
+    record_id: str  # the link text, as written
+    member: str  # the destination's file; "" for `(#anchor)` inside the declaring member
+    anchor: str  # "" when the destination has no `#anchor`
+    line: int
+    column: int  # 1-based, where the link's `[` is
+    written: str  # the whole link
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """One `## Blockers` entry of a verification member: `runtime: …` (DESIGN §6)."""
+
+    addressee: str  # the report it addresses, as written ("" when the entry names none)
+    text: str  # the entry after the addressee
+    line: int
+    references: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One `## Limits` entry of a verification member."""
+
+    text: str
+    line: int
+    references: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ParsedReport:
     text: str
     segments: tuple[Segment, ...]
@@ -162,6 +194,11 @@ class ParsedReport:
     references: tuple[Reference, ...] = ()  # every full record ID in prose, quotations and fences excluded
     ranges: tuple[RangeReference, ...] = ()
     malformed_ids: tuple[MalformedId, ...] = ()
+    # The links form (DESIGN §1, §6); empty in every older generation.
+    links_form: bool = False
+    citations: tuple[RecordCitation, ...] = ()
+    blockers: tuple[Blocker, ...] = ()
+    limits: tuple[Limit, ...] = ()
 
     def counts(self) -> dict[str, int]:
         return {
@@ -172,4 +209,29 @@ class ParsedReport:
             "mappings": len(self.mappings),
             "quotations": len(self.quotations),
             "references": len(self.references),
+        } if not self.links_form else {
+            "declarations": len(self.declarations),
+            "annotations": len(self.annotations),
+            "integration_issues": len(self.integration_issues),
+            "sources": len(self.sources),
+            "mappings": len(self.mappings),
+            "quotations": len(self.quotations),
+            # The links form cites by link; its bare IDs are mentions, counted apart (DESIGN §2 "Citation").
+            "references": len(self.citations),
+            "citations": len(self.citations),
+            "mentions": len(self.mentions()),
+            "blockers": len(self.blockers),
+            "limits": len(self.limits),
         }
+
+    def mentions(self) -> list[Reference]:
+        """The bare IDs of a links-form report: its references less the one each citation's link text gives."""
+        cited = Counter((c.record_id, c.line) for c in self.citations)
+        found = []
+        for ref in self.references:
+            key = (ref.record_id, ref.line)
+            if cited[key]:
+                cited[key] -= 1
+                continue
+            found.append(ref)
+        return found

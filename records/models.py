@@ -17,6 +17,10 @@ class Role(models.TextChoices):
     MEMORY_PROFILE = "memory-profile"
     SYNTHESIS = "synthesis"
     VERIFICATION = "verification"
+    # The links form's verification members (DESIGN §1): one each for the reports, the profile and the synthesis.
+    REPORT_VERIFICATION = "report-verification"
+    PROFILE_VERIFICATION = "profile-verification"
+    SYNTHESIS_VERIFICATION = "synthesis-verification"
     RESULT = "result"
 
 
@@ -24,7 +28,7 @@ class MemberReport(models.Model):
     """One member of a run: one per role. Its bytes live in its versions."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="members")
-    role = models.CharField(max_length=20, choices=Role.choices)
+    role = models.CharField(max_length=30, choices=Role.choices)
     current_version = models.ForeignKey(
         "MemberVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -284,3 +288,15 @@ class ValidationRequest(models.Model):
 
     run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="validation_request")
     requested_at = models.DateTimeField(default=timezone.now)
+
+
+class ImportedManifest(models.Model):
+    """What an imported run directory's `ARTIFACT.yaml` said beside its pins (the links form's `worker:`
+    block and the like), kept as it was read; the run page shows it."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="imported_manifest")
+    fields = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.run.run_id}/ARTIFACT.yaml"

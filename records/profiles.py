@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from records import ids
+from records import ids, profile_v2
 
 PROFILE_AXES = {
     "storage_substrate": (
@@ -78,6 +78,8 @@ def profile_value(value) -> str:
 
 def profile_records(profile) -> list[tuple[str, str]]:
     """(axis, record ID) for every record the profile cites, in either form."""
+    if profile_v2.is_version_2(profile):
+        return profile_v2.cited_records(profile)
     cited: list[tuple[str, str]] = []
     axes = profile.get("axes") if isinstance(profile, dict) else None
     if not isinstance(axes, dict):
@@ -102,6 +104,9 @@ def check_profile(profile, *, role: str, current: bool) -> list[ProfileProblem]:
     problems: list[ProfileProblem] = []
     if not isinstance(profile, dict):
         return [ProfileProblem("profile-malformed", "", f"{WHERE} must be a mapping with `scope` and `axes`.")]
+    if profile_v2.is_version_2(profile):
+        profile_v2.check(profile, lambda code, axis, message: problems.append(ProfileProblem(code, axis, message)))
+        return problems
     if not str(profile.get("scope") or "").strip():
         problems.append(ProfileProblem("profile-malformed", "", f"{WHERE} has no `scope`; state what the profile covers."))
     axes = profile.get("axes")

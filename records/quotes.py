@@ -33,6 +33,7 @@ that the snapshot lacks (older prose named paths freely, absent ones included).
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -46,7 +47,7 @@ from .validation.citations import (
     parse_ranges,
     prose_citations,
     quotation_citations,
-    same_commit,  # noqa: F401 — the upload's commit is compared as citations are (records.snapshots)
+    same_commit,  # noqa: F401 — the upload's commit is compared as citations are (records.services.snapshots)
     where,
 )
 
@@ -98,9 +99,30 @@ def prose_anchors(report: ParsedReport) -> list[Citation]:
     return found
 
 
-def citations_of(report: ParsedReport) -> list[Citation]:
-    """Every quotation of the report, then every prose anchor, each in order of its line."""
-    return [*quotation_citations(report), *prose_anchors(report)]
+def citations_of(report: ParsedReport, *, run_commit: str = "") -> list[Citation]:
+    """Every quotation of the report, then every prose anchor, each in order of its line.
+
+    An anchor in a Source register row belongs to that row: it names a file of the snapshot only when
+    the row is the repository at the run's commit (a `capture` row's `about.html` is a captured page), so
+    the anchors of every other row are left out (issue 25).
+    """
+    foreign = {row.line for row in report.sources if not _is_snapshot_row(row, run_commit)}
+    return [*quotation_citations(report), *(c for c in prose_anchors(report) if c.line not in foreign)]
+
+
+_REVISION_HEADER = re.compile(r"revision|commit|capture", re.IGNORECASE)
+_KIND_HEADER = re.compile(r"^kind$|type", re.IGNORECASE)
+_REPOSITORY_KINDS = frozenset({"git", "repository", "repo", "source", "code", "source code"})
+
+
+def _is_snapshot_row(row, run_commit: str) -> bool:
+    """Whether a Source register row is the repository at the run's commit: its revision names the commit,
+    or (a register without a revision column) its kind is a repository."""
+    revisions = [cell for header, cell in row.columns if _REVISION_HEADER.search(header)]
+    if revisions and run_commit:
+        return any(same_commit(token, run_commit) for cell in revisions for token in re.findall(r"[0-9a-fA-F]{7,40}", cell))
+    kinds = [cell.strip("` ").lower() for header, cell in row.columns if _KIND_HEADER.search(header)]
+    return not kinds or any(kind in _REPOSITORY_KINDS for kind in kinds)
 
 
 # --- matching -------------------------------------------------------------
@@ -187,8 +209,10 @@ class SnapshotPaths:
         return None
 
     def is_folder(self, path: str) -> bool:
-        """True when `path` names a folder holding files of the snapshot (directly or under its top folder)."""
-        return path.rstrip("/") in self.folders
+        """True when `path` names a folder holding files of the snapshot (directly or under its top folder);
+        a folder may be written with its slash (`lantern/`)."""
+        folder = path.strip("/")
+        return bool(folder) and (folder in self.folders or (self.top is not None and f"{self.top}/{folder}" in self.folders))
 
 
 def _folders_of(path: str):
@@ -310,7 +334,7 @@ def check_report(
     if files is not None:
         files = SnapshotFiles({path: text if isinstance(text, SourceText) else SourceText(text)
                                for path, text in files.items()})
-    return [check_citation(c, files, run_commit=run_commit) for c in citations_of(report)]
+    return [check_citation(c, files, run_commit=run_commit) for c in citations_of(report, run_commit=run_commit)]
 
 
 # --- findings -------------------------------------------------------------

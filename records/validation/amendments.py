@@ -9,6 +9,8 @@ from typing import Mapping, Sequence
 from records.document import ParsedReport
 
 from .findings import ERROR, Finding, MemberInput, _Collector, _severity
+from records.parsing.grammar import RECORD_LINK_RE
+
 from .reading import _ID_PATTERN, _ids_in, _prose_lines
 
 _SUPERSEDED_RE = re.compile(
@@ -17,8 +19,11 @@ _SUPERSEDED_RE = re.compile(
 )
 
 
-def _supersession(text: str) -> re.Match | None:
-    """`X is superseded by Y[ and Z]`, read after collapsing whitespace: a paragraph may wrap anywhere."""
+def _supersession(text: str, links_form: bool = False) -> re.Match | None:
+    """`X is superseded by Y[ and Z]`, read after collapsing whitespace: a paragraph may wrap anywhere.
+    In the links form each side is a citation, `[X](member.md#x)`, read as its ID."""
+    if links_form:
+        text = RECORD_LINK_RE.sub(lambda m: m.group("id"), text)
     return _SUPERSEDED_RE.match(" ".join(text.split()))
 
 
@@ -28,7 +33,7 @@ def _check_amendment_form(out: _Collector, member: MemberInput, current: bool) -
     for amendment in member.report.amendments:
         if amendment.kind != "amendment":
             continue
-        if not _supersession(amendment.text):
+        if not _supersession(amendment.text, member.report.links_form):
             amended = _ids_in(amendment.text)
             out.add(
                 "value-amendment",
@@ -62,7 +67,7 @@ def _amendment_findings(
         if not current_by_member[m.name]:
             continue
         for amendment in m.report.amendments:
-            match = _supersession(amendment.text) if amendment.kind == "amendment" else None
+            match = _supersession(amendment.text, m.report.links_form) if amendment.kind == "amendment" else None
             if not match:
                 continue
             for record_id in filter(None, (match.group("old"), match.group("new"), match.group("also"))):

@@ -36,7 +36,7 @@ def _report_generation(report: ParsedReport) -> str:
 def current_form(members: Sequence[MemberInput]) -> dict[str, bool]:
     """Per member name, whether the member is held to the current form: its own generation, else (a member
     naming no record) the generation most of its set is written in, else the parser's guess. Validation's
-    rule, asked by the quotation check too (records.snapshots)."""
+    rule, asked by the quotation check too (records.services.snapshots)."""
     generations = {m.name: _report_generation(m.report) for m in members}
     known = [g for g in generations.values() if g]
     set_generation = Counter(known).most_common(1)[0][0] if known else ""

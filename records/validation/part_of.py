@@ -9,6 +9,8 @@ from typing import Sequence
 from records.document import ParsedReport
 
 from .findings import ERROR, Finding, MemberInput, _Collector, _severity
+from records.parsing.grammar import RECORD_LINK_RE
+
 from .reading import _prose_lines, _strip_ticks, is_record_id
 from .references import _Suggestions
 
@@ -20,9 +22,14 @@ def _part_of_lines(report: ParsedReport) -> list[tuple[int, str]]:
     return [(number, line) for number, line in _prose_lines(report) if _PART_OF_RE.search(line)]
 
 
-def _part_of_value(match: re.Match) -> str:
-    """The ID a `_PART_OF_LINE_RE` match names, without trailing period or backticks."""
-    return _strip_ticks(match.group(1).strip().rstrip("."))
+def _part_of_value(match: re.Match, links_form: bool = False) -> str:
+    """The ID a `_PART_OF_LINE_RE` match names, without trailing period or backticks; in the links form
+    the ID of its one citation ("" for anything else, a bare ID included)."""
+    raw = match.group(1).strip().rstrip(".")
+    if links_form:
+        link = RECORD_LINK_RE.fullmatch(raw)
+        return link.group("id") if link else ""
+    return _strip_ticks(raw)
 
 
 def _check_part_of(out: _Collector, report: ParsedReport, current: bool) -> None:
@@ -43,13 +50,15 @@ def _check_part_of(out: _Collector, report: ParsedReport, current: bool) -> None
                     line=number,
                 )
                 continue
-            value = _part_of_value(match)
+            value = _part_of_value(match, report.links_form)
             seen.append((number, value))
             if not is_record_id(value):
+                expected = "carry exactly one citation `[ID](member.md#anchor)`" if report.links_form else (
+                    "name exactly one full record ID")
                 out.add(
                     "part-of-not-one-id",
                     severity,
-                    f"\"Part of: {match.group(1).strip()}\" must name exactly one full record ID and nothing else.",
+                    f"\"Part of: {match.group(1).strip()}\" must {expected} and nothing else.",
                     record_id=decl.record_id,
                     line=number,
                 )
@@ -96,7 +105,7 @@ def _part_of_resolution(members: Sequence[MemberInput], resolvable: set[str]) ->
                 match = _PART_OF_LINE_RE.match(line)
                 if not match:
                     continue
-                value = _part_of_value(match)
+                value = _part_of_value(match, m.report.links_form)
                 if is_record_id(value) and value != decl.record_id and value not in resolvable:
                     findings.append(
                         Finding(

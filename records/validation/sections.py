@@ -55,6 +55,10 @@ def _check_sections(out: _Collector, member: MemberInput, current: bool) -> None
             )
 
 
+# Links-form member types whose Shared records list only the kinds they declare.
+LINKS_FORM_DECLARED_KINDS_ONLY = frozenset({"epistemic"})
+
+
 def _check_shared_records(out: _Collector, member: MemberInput, current: bool) -> None:
     if member.role not in ROLES_WITH_SHARED_RECORDS:
         return
@@ -72,6 +76,8 @@ def _check_shared_records(out: _Collector, member: MemberInput, current: bool) -
         return
     for kind, heading in KIND_HEADINGS.items():
         section = by_title.get(_norm_title(heading))
+        if section is None and report.links_form and member.role in LINKS_FORM_DECLARED_KINDS_ONLY:
+            continue  # its type keeps only the kind headings it declares (DESIGN §6, links form)
         if section is None:
             out.add(
                 "missing-kind-heading",

@@ -8,6 +8,7 @@ from typing import Collection, Mapping, Sequence
 
 from .amendments import _amendment_findings
 from .findings import ERROR, WARNING, Finding, MemberInput, RunFacts, _severity
+from .links import citation_findings, limit_findings, links_form_by_member
 from .mappings import _mapping_findings
 from .memory_profile import _profile_resolution
 from .part_of import _part_of_resolution
@@ -34,6 +35,7 @@ def _set_findings(
     canonical = set(canonical_ids)
     resolvable = set(declared_in) | canonical
     suggest = _Suggestions(resolvable)
+    links_by_member = links_form_by_member(members)
 
     # Duplicate declarations across members. A result restates the canonical
     # records, so its declarations are not duplicates of the members'.
@@ -77,6 +79,8 @@ def _set_findings(
                 continue
             if not is_record_id(record_id):
                 continue
+            if links_by_member[m.name]:
+                continue  # a bare ID is a mention there; its citations are resolved by destination below
             if record_id in excused:
                 continue  # an imported result's proposal IDs live in a memory report outside the run
             if record_id not in resolvable:
@@ -116,6 +120,8 @@ def _set_findings(
                 )
 
     findings.extend(_part_of_resolution(members, resolvable))
+    findings.extend(citation_findings(members, links_by_member))
+    findings.extend(limit_findings(members))
     findings.extend(_profile_resolution(members, resolvable))
     findings.extend(_mapping_findings(members, extra_mappings))
     findings.extend(_amendment_findings(members, declared_in, current_by_member))

@@ -9,6 +9,8 @@ from .amendments import _check_amendment_form
 from .findings import Finding, MemberInput, RunFacts, _Collector, _sorted
 from .front_matter import _check_boundary_facts, _check_identity
 from .generation import _held_to_generation, current_form
+from .links import check_blockers, check_links_declarations
+from .lookalikes import check_lookalikes
 from .memory_profile import _check_profile_shape
 from .part_of import _check_part_of
 from .record_ids import _check_annotations, _check_declared_ids, _check_malformed_ids
@@ -69,4 +71,7 @@ def _member_findings(member: MemberInput, run: RunFacts, *, current: bool) -> li
     _check_boundary_facts(out, member)
     _check_reconciliation_section(out, member)
     _check_profile_shape(out, member, current)
+    check_links_declarations(out, member)
+    check_blockers(out, member)
+    check_lookalikes(out, report)
     return out.findings

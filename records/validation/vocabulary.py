@@ -7,7 +7,7 @@ re-exported here because callers read the vocabulary from records.validation.
 """
 from __future__ import annotations
 
-from records.grammar import ROUTE_FIELD_LABELS
+from records.parsing.grammar import ROUTE_FIELD_LABELS
 from records.profiles import (  # noqa: F401 - re-exported: callers read the vocabulary here
     PROFILE_ASSESSMENTS,
     PROFILE_AXES,

@@ -85,14 +85,14 @@ def test_a_validation_that_fails_leaves_the_parse_committed_and_queues_the_valid
 def test_each_version_is_parsed_once_through_parse_validation_and_sync(
         run_factory, django_capture_on_commit_callbacks, monkeypatch):
     calls = []
-    strict = parsing.parse_report_strict
+    strict = parsing.report.parse_report_strict
 
     def counted(text):
         calls.append(len(text))
         return strict(text)
 
     # Count the parser's entry point wherever it is called from (the parse task, records.parsed).
-    monkeypatch.setattr(parsing, "parse_report_strict", counted)
+    monkeypatch.setattr(parsing.report, "parse_report_strict", counted)
     monkeypatch.setattr(services.parse, "parse_report_strict", counted)
     parsed.clear()
     run = run_factory()

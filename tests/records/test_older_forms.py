@@ -98,3 +98,42 @@ def test_it_still_reports_an_undeclared_canonical_target_on_the_right():
 
 def test_it_counts_the_statements_as_mappings():
     assert parse_report(RESULT).counts()["mappings"] == 5
+
+
+MIXED = f"""---
+{{"type": "types/agentic-system-analysis-result.md", "run-id": "{RUN.run_id}", "reviewed-boundary": "{COMMIT}"}}
+---
+
+# Example analysis result
+
+## Shared records
+
+### Components
+
+CMP-1 — Vector store. The adapter writes points.
+
+CMP-2 — Graph store. Entities and relations.
+
+#### CMP-3 — Reranker
+
+Orders what CMP-1 and CMP-2 return.
+
+## Limitations
+
+CMP-1 and CMP-3 are read at the reviewed commit only.
+"""
+
+
+def test_a_result_mixing_heading_and_paragraph_declarations_declares_both():
+    """Issue 25: a result whose Shared records mix `#### CMP-3 — Label` headings with paragraphs
+    `CMP-1 — Label. …` (DESIGN §1 lists both as declarations in older results) reads both."""
+    report = parse_report(MIXED)
+    assert [(d.record_id, d.label) for d in report.declarations] == [
+        ("CMP-1", "Vector store"), ("CMP-2", "Graph store"), ("CMP-3", "Reranker")]
+    findings = validate_set([MemberInput("result.md", "result", report)], RUN)
+    assert [f for f in findings if f.code == "unresolved-reference"] == []
+
+
+def test_a_current_member_declaring_by_headings_still_reads_a_leading_paragraph_as_a_reference():
+    member = MIXED.replace("types/agentic-system-analysis-result.md", "agentic-system-analyses/types/agentic-system-runtime-report.md")
+    assert [d.record_id for d in parse_report(member).declarations] == ["CMP-3"]

@@ -286,3 +286,30 @@ def test_older_generations_prose_paths_missing_from_the_snapshot_are_warnings():
     text = member("The design note `docs/PRD.md` is absent at the pin.", slug=False)
     assert codes(findings(text, current=False)) == [("quote-path-missing", WARNING)]
     assert codes(findings(text, current=True)) == [("quote-path-missing", ERROR)]
+
+
+REGISTER = """---
+type: agentic-system-analyses/types/agentic-system-boundary.md
+---
+
+# lantern boundary
+
+## Source register
+
+| Source ID | Kind | Identity/location | Revision or capture | Evidence layer | Inspected scope | Citation anchors | Access gaps |
+|---|---|---|---|---|---|---|---|
+| SRC-1 | git | `https://github.com/x/lantern` | `{commit}` | implementation | `lantern/` | `lantern/`; `lantern/core.py` | none |
+| SRC-2 | capture | `https://lantern.dev/about` | captured 2026-01-01 | doctrine/design | the page | `about.html` | none |
+"""
+
+
+def test_a_capture_rows_anchor_is_not_looked_up_in_the_snapshot_and_a_folder_may_keep_its_slash():
+    """Issue 25: anchors belong to their register row; a folder written `lantern/` matches the files under it."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    report = parse_report(REGISTER.format(commit=commit))
+    files = {"lantern/core.py": "x = 1\n", "lantern/util/a.py": "y = 2\n"}
+    results = quotes.check_report(report, files, run_commit=commit)
+    assert sorted((r.citation.path, r.status) for r in results) == [
+        ("lantern/", quotes.VERIFIED), ("lantern/core.py", quotes.VERIFIED)]
+    wrapped = {f"lantern-main/{path}": text for path, text in files.items()}
+    assert all(r.status == quotes.VERIFIED for r in quotes.check_report(report, wrapped, run_commit=commit))

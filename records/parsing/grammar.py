@@ -1,4 +1,4 @@
-"""The vocabulary and the line patterns of a member report, as the parser reads them (`records.parsing`).
+"""The vocabulary and the line patterns of a member report, as the parser reads them.
 
 Section titles the parser knows, the route field labels, and the regular
 expressions for one line: headings, declaration leads, fields, table rows,
@@ -115,6 +115,18 @@ ID_HEADING_RE = re.compile(
 ANNOTATION_RE = re.compile(
     rf"^(?:\*\*)?On[ \t]+(?P<id>{_ID})(?:\*\*)?(?:[ \t]+(?:{_DASH})[ \t]+(?P<label>.*?))?[ \t]*(?:\*\*)?$"
 )
+# Links form: `#### On [RT-OBJ-store](runtime.md#rt-obj-store)`.
+LINK_ANNOTATION_RE = re.compile(
+    rf"^On[ \t]+\[(?P<id>{_ID})\]\((?P<destination>[^)\s]*)\)[ \t]*$"
+)
+# A record citation of the links form: a link whose text is shaped like a record ID.
+RECORD_LINK_RE = re.compile(
+    rf"\[(?P<id>{_TOKEN})\]\((?P<member>[^)#\s]*)(?:#(?P<anchor>[^)\s]*))?\)"
+)
+# The newest types (DESIGN §1); seeds 001-003 share the prefix, so a type alone does not make the links form.
+LINKS_FORM_TYPE_PREFIX = "agentic-system-analyses/"
+# A verification entry's addressee: `- runtime: …`.
+ADDRESSEE_RE = re.compile(r"^(?P<addressee>[A-Za-z][A-Za-z-]*)[ \t]*:[ \t]+(?P<text>.*)$", re.DOTALL)
 BOLD_DECL_RE = re.compile(
     rf"^(?:\*\*)(?P<id>{_TOKEN})[ \t]+(?:[\u2014\u2013]|-)[ \t]+(?P<label>.+?)\*\*[ \t]*(?P<body>.*)$"
 )
