@@ -44,15 +44,9 @@ def check_role(user, allowed: set[str], *, run=None, action: str = "", actor=Non
     if has_any_role(user, allowed):
         return
     if run is not None:
-        from .audit import Actor, record_event
+        from .audit import Actor, record_denial
 
-        record_event(
-            run=run,
-            actor=actor or (Actor.for_user(user) if user.is_authenticated else Actor("anonymous")),
-            action="permission.denied",
-            object_type="run",
-            object_id=run.run_id,
-            after={"attempted": action, "roles": sorted(roles_of(user))},
-        )
+        record_denial(run=run, actor=actor or (Actor.for_user(user) if user.is_authenticated else Actor("anonymous")),
+                      attempted=action, roles=roles_of(user))
     needed = " or ".join(sorted(allowed))
     raise PermissionDenied(f"This needs the {needed} role.")
