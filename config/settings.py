@@ -70,6 +70,8 @@ INSTALLED_APPS = [
     "template_partials",
     "reviews",
     "records",
+    # Before reconcile: its verify_bundle (aas_verify) is the one `manage.py verify_bundle` runs.
+    "results",
     "reconcile",
 ]
 
@@ -138,6 +140,12 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# The Ed25519 key that signs final results (results/signing.py): a PEM file only `manage.py signing_key`
+# writes, mode 0600; its public keys, retired ones too, are published beside it in public/ (or
+# SIGNING_PUBLIC_KEYS_DIR) and listed by GET /api/keys/.
+SIGNING_KEY_PATH = env_str("SIGNING_KEY_PATH", str(VAR_DIR / "signing" / "ed25519.pem"))
+SIGNING_PUBLIC_KEYS_DIR = env_str("SIGNING_PUBLIC_KEYS_DIR", "")
 
 # Uploads: reports are UTF-8 text, 5 MB by default; bundles may be larger.
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 5 * 1024 * 1024)
