@@ -13,26 +13,15 @@ against the app's by tests/aas_verify/test_jcs.py. What RFC 8785 asks:
 from __future__ import annotations
 
 import math
+# The standard library's string encoder (the C one where there is one), without ensure_ascii, escapes
+# exactly what RFC 8785 does: `"`, `\\`, \b \t \n \f \r by name and every other control as \u00xx.
+from json.encoder import encode_basestring
 
 SAFE_INT = 2**53 - 1
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
 class CanonicalizationError(ValueError):
     """A value RFC 8785 cannot carry (a number out of range, a lone surrogate, a non-JSON type)."""
-
-
-def _string(value: str) -> str:
-    out = ['"']
-    for char in value:
-        if char in _ESCAPES:
-            out.append(_ESCAPES[char])
-        elif char < " ":
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
 
 
 def _number(value: float) -> str:
@@ -63,45 +52,46 @@ def _number(value: float) -> str:
 
 
 def _encode(value, out: list[str]) -> None:
-    if value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, int):
+    kind = type(value)
+    if kind is str:
+        out.append(encode_basestring(value))
+    elif kind is dict:
+        keys = list(value)
+        for key in keys:
+            if type(key) is not str:
+                raise CanonicalizationError(f"object key {key!r} is not a string")
+        # Code point order is UTF-16 code unit order unless a key holds a character beyond U+FFFF.
+        keys.sort(key=None if all(key.isascii() for key in keys) else _utf16_key)
+        out.append("{")
+        for index, key in enumerate(keys):
+            if index:
+                out.append(",")
+            out.append(encode_basestring(key))
+            out.append(":")
+            _encode(value[key], out)
+        out.append("}")
+    elif kind is int:
         if not -SAFE_INT <= value <= SAFE_INT:
             raise CanonicalizationError(f"integer {value} is outside ±(2^53 − 1)")
         out.append(str(value))
-    elif isinstance(value, float):
+    elif value is None:
+        out.append("null")
+    elif kind is bool:
+        out.append("true" if value else "false")
+    elif kind is float:
         out.append(_number(value))
-    elif isinstance(value, str):
-        out.append(_string(value))
-    elif isinstance(value, (list, tuple)):
+    elif kind is list or kind is tuple:
         out.append("[")
         for index, item in enumerate(value):
             if index:
                 out.append(",")
             _encode(item, out)
         out.append("]")
-    elif isinstance(value, dict):
-        out.append("{")
-        for index, key in enumerate(sorted(value, key=_utf16_key)):
-            if not isinstance(key, str):
-                raise CanonicalizationError(f"object key {key!r} is not a string")
-            if index:
-                out.append(",")
-            out.append(_string(key))
-            out.append(":")
-            _encode(value[key], out)
-        out.append("}")
     else:
-        raise CanonicalizationError(f"{type(value).__name__} is not a JSON value")
+        raise CanonicalizationError(f"{kind.__name__} is not a JSON value")
 
 
-def _utf16_key(key) -> bytes:
-    if not isinstance(key, str):
-        raise CanonicalizationError(f"object key {key!r} is not a string")
+def _utf16_key(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 

@@ -1,8 +1,9 @@
 """One real finalized run, exported and signed once per session (tests/aas_verify/standin_signing.py).
 
-The verifier's tests themselves touch no database: the database is used
-here only to produce the bundle through the app's own code paths, inside a
-transaction rolled back at once.
+The verifier's tests themselves read only the bundle's bytes: the database
+is used here to produce the bundle through the app's own code paths, inside
+a transaction rolled back at once (so pytest-django must set it up for them).
+The tests of the canonical form and of the isolated command line use none.
 """
 from __future__ import annotations
 
@@ -10,6 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+
+def pytest_collection_modifyitems(config, items):
+    # pytest-django creates the test database only when a collected test asks for it: a test that uses
+    # the session's bundle does, for the fixture's sake (the test itself reads only the bundle's bytes).
+    for item in items:
+        if "signed_bundle" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.django_db)
 
 
 @dataclass(frozen=True)

@@ -43,3 +43,25 @@ def test_it_sorts_keys_by_utf16_code_units_not_code_points():
 def test_it_refuses_what_rfc8785_cannot_carry(value):
     with pytest.raises(CanonicalizationError):
         canonical(value)
+
+
+@pytest.mark.parametrize("after", [{"ratio": 1.0, "big": 1e16}, {"\U0001f600": 1, "\ufb33": 2}, {"n": 5, "s": "é\n"}])
+def test_the_trail_check_recomputes_the_apps_hashes_whether_or_not_the_quick_form_applies(after):
+    """Floats and keys beyond U+FFFF make the standard library's form differ: the exact one must then hold."""
+    from aas_verify.report import Failure  # noqa: F401
+    from aas_verify.trail import GENESIS, Trail, check_chain
+    from reviews.audit import event_hash as app_event_hash
+
+    events, prev = [], GENESIS
+    for seq in (1, 2):
+        event = {"seq": seq, "actor": "token:a", "action": "x", "object_type": "run", "object_id": "R",
+                 "before": None, "after": plain_json(after), "created_at": "2026-10-02T10:00:00.000001+00:00",
+                 "prev_hash": prev}
+        event["hash"] = prev = app_event_hash(prev, event | {"run": "R"})
+        events.append(event)
+    failures = []
+    check_chain(Trail(run_id="R", events=events, head={"seq": 2, "hash": prev}), failures)
+    assert failures == []
+    events[0]["after"] = {**events[0]["after"], "extra": 1}
+    check_chain(Trail(run_id="R", events=events, head={"seq": 2, "hash": prev}), failures)
+    assert [f.seq for f in failures] == [1] and failures[0].field == "hash"
