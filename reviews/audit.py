@@ -296,8 +296,10 @@ class ChainCheck:
         """The verify API's answer: the count when the chain holds, the first broken event when not."""
         if self.ok:
             return {"ok": True, "events": self.events}
-        return {"ok": False, "broken_seq": self.broken_seq, "broken_event_id": self.broken_event_id,
-                "reason": self.reason}
+        answer = {"ok": False, "broken_seq": self.broken_seq, "reason": self.reason}
+        if self.broken_event_id is not None:  # a cut trail's first missing event has no row
+            answer["broken_event_id"] = self.broken_event_id
+        return answer
 
 
 def verify_chain(run: Run | None) -> ChainCheck:
