@@ -22,6 +22,7 @@ run: install
 	DEBUG=$${DEBUG:-1} $(PY) manage.py ensure_database
 	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
 	DEBUG=$${DEBUG:-1} $(PY) manage.py load_demo
+	DEBUG=$${DEBUG:-1} $(PY) manage.py signing_key ensure
 	DEBUG=$${DEBUG:-1} PORT=$(PORT) $(PY) manage.py serve_demo
 
 # The whole suite against PostgreSQL and Redis, with a real worker for the tests that need one.
@@ -32,3 +33,4 @@ test: install
 # The benchmark of DESIGN.md §11 on a database of its own; BENCH_ARGS="ingest latency" runs only those parts.
 bench: install
 	DEBUG=1 $(PY) bench/benchmark.py $(BENCH_ARGS)
+	DEBUG=1 $(PY) bench/verify_bench.py

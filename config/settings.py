@@ -52,7 +52,10 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = env_str("SECRET_KEY", "insecure-development-key-only-for-debug" if DEBUG else None)
+# Required to serve and for every command that runs system checks (reviews/checks.py says so in one
+# line); left empty here so that commands needing no secret (verify_bundle, verify_audit, issue_token,
+# signing_key) run without one. Django itself refuses an empty SECRET_KEY wherever it is used.
+SECRET_KEY = env_str("SECRET_KEY", "insecure-development-key-only-for-debug" if DEBUG else "")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -70,6 +73,7 @@ INSTALLED_APPS = [
     "template_partials",
     "reviews",
     "records",
+    # Before reconcile: its verify_bundle (aas_verify) is the one `manage.py verify_bundle` runs.
     "reconcile",
     "results",
     "events",
@@ -140,6 +144,12 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# The Ed25519 key that signs final results (results/signing.py): a PEM file only `manage.py signing_key`
+# writes, mode 0600; its public keys, retired ones too, are published beside it in public/ (or
+# SIGNING_PUBLIC_KEYS_DIR) and listed by GET /api/keys/.
+SIGNING_KEY_PATH = env_str("SIGNING_KEY_PATH", str(VAR_DIR / "signing" / "ed25519.pem"))
+SIGNING_PUBLIC_KEYS_DIR = env_str("SIGNING_PUBLIC_KEYS_DIR", "")
 
 # Uploads: reports are UTF-8 text, 5 MB by default; bundles may be larger.
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 5 * 1024 * 1024)

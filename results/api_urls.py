@@ -1,8 +1,9 @@
 from django.urls import path
 
-from . import api
+from . import api, keys_api
 
 urlpatterns = [
+    path("keys/", keys_api.PublicKeysView.as_view(), name="api-keys"),
     path("runs/<str:run_id>/approve/", api.ApproveView.as_view(), name="api-run-approve"),
     path("runs/<str:run_id>/revise/", api.ReviseView.as_view(), name="api-run-revise"),
     path("runs/<str:run_id>/reopen/", api.ReopenView.as_view(), name="api-run-reopen"),

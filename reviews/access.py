@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 
-from .audit import Actor, record_event
+from .audit import DENIED, Actor, record_denial
 from .models import ApiToken, AuditEvent, Run
 
 AGENT, REVIEWER, AUDITOR, ADMIN = "agent", "reviewer", "auditor", "admin"
@@ -24,7 +24,7 @@ READ_AUDIT = {AUDITOR, REVIEWER, ADMIN}
 # `run_for(..., allowed=TRAIL_READERS)`: the roles of READ_AUDIT, or an agent that took part in the run.
 TRAIL_READERS = frozenset({"audit trail"})
 # Actions that do not make the actor a participant of the run (see may_read_audit).
-NOT_PARTICIPATION = {"permission.denied"}
+NOT_PARTICIPATION = {DENIED}
 
 
 def ensure_role_groups() -> None:
@@ -49,14 +49,9 @@ def has_any_role(user, allowed: set[str]) -> bool:
 
 
 def _deny(run: Run, *, user, actor: Actor | None, attempted: str) -> None:
-    record_event(
-        run=run,
-        actor=actor or (Actor.for_user(user) if user.is_authenticated else Actor("anonymous")),
-        action="permission.denied",
-        object_type="run",
-        object_id=run.run_id,
-        after={"attempted": attempted, "roles": sorted(roles_of(user))},
-    )
+    """The audited denial, folded per caller and run (reviews.audit.record_denial)."""
+    record_denial(run=run, actor=actor or (Actor.for_user(user) if user.is_authenticated else Actor("anonymous")),
+                  attempted=attempted, roles=roles_of(user))
 
 
 def check_role(user, allowed: set[str], *, run=None, action: str = "", actor=None) -> None:

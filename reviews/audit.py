@@ -30,8 +30,17 @@ stored value JCS cannot serialise (only a hand-edited row holds one) makes
 the chain broken at that event.
 
 Rows are append-only: a PostgreSQL trigger refuses UPDATE, DELETE and
-TRUNCATE (migration 0002). A chain cannot show that events were cut from its
-end; anchoring the last hash elsewhere (the result, an export) covers that.
+TRUNCATE (migration 0002), and in production the app's database role owns no
+table, so it can neither disable nor drop that trigger (reviews/db_roles.py).
+A chain alone cannot show that events were cut from its end, so the run row
+keeps the chain head (`audit_head_seq`, `audit_head_hash`), written by
+`record_event` in the transaction of each event and read back as the next
+event's predecessor: `verify_chain` compares the trail with it, and sequence
+numbers freed by a deletion are never handed out again.
+
+Denials (`permission.denied`) go through `record_denial`, which folds one
+caller's denials on one run into one event per FOLD_SECONDS with a count, so
+a caller cannot flood a run's permanent trail.
 """
 from __future__ import annotations
 
@@ -39,6 +48,7 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import rfc8785
@@ -46,11 +56,15 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.utils import timezone
 
-from .models import AuditEvent, Run
+from .models import AuditEvent, DenialTally, Run
 
 GENESIS = "0" * 64
 # The integers RFC 8785 (I-JSON) carries exactly.
 SAFE_INT = 2**53 - 1
+# A denial is not participation in a run (reviews.access.may_read_audit reads this).
+DENIED = "permission.denied"
+# One caller's denials on one run within this many seconds of the window's first are one event.
+FOLD_SECONDS = 60
 
 _UNSTORABLE_CHARS = re.compile("[\x00\ud800-\udfff]")
 
@@ -161,28 +175,36 @@ def _chain_head(run: Run | None) -> tuple[int, str] | None:
     """Serialise appends to one chain so concurrent writers cannot fork it, then read its last (seq, hash).
 
     A run's chain is guarded by the run's row lock (see lock_run; re-taking it in
-    the same transaction is one cheap statement). The run-less chain (tokens,
-    logins) has no row, so it takes a transaction-scoped advisory lock instead.
-    SQLite serialises writers on its own database lock; UniqueConstraint(run, seq)
-    backs both. The head is read by a statement of its own, after the lock: under
-    READ COMMITTED only a statement that starts once the lock is granted sees the
-    event its previous holder committed. Plain SQL: every event of every service
-    passes here, and the ORM would rebuild the same two statements each time.
+    the same transaction is one cheap statement), and its head is read from the
+    run row by that same statement: the row, not the events, says where the chain
+    ends, so events deleted behind the trigger's back leave a gap, never a reused
+    number. The run-less chain (tokens, logins) has no row, so it takes a
+    transaction-scoped advisory lock and reads its last event by a statement of
+    its own, after the lock: under READ COMMITTED only a statement that starts
+    once the lock is granted sees the event its previous holder committed. SQLite
+    serialises writers on its own database lock; UniqueConstraint(run, seq) backs
+    both. Plain SQL: every event of every service passes here.
     """
     postgres = connection.vendor == "postgresql"
-    events = AuditEvent._meta.db_table
     with connection.cursor() as cursor:
         if run is not None:
-            if postgres:
-                cursor.execute(f'SELECT 1 FROM "{Run._meta.db_table}" WHERE "id" = %s FOR UPDATE', [run.pk])
-            cursor.execute(f'SELECT "seq", "hash" FROM "{events}" WHERE "run_id" = %s ORDER BY "seq" DESC LIMIT 1',
-                           [run.pk])
-        else:
-            if postgres:
-                # Two-int form: namespace 4242 keeps clear of other advisory locks.
-                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [4242, 0])
-            cursor.execute(f'SELECT "seq", "hash" FROM "{events}" WHERE "run_id" IS NULL ORDER BY "seq" DESC LIMIT 1')
+            cursor.execute(f'SELECT "audit_head_seq", "audit_head_hash" FROM "{Run._meta.db_table}" WHERE "id" = %s'
+                           + (" FOR UPDATE" if postgres else ""), [run.pk])
+            row = cursor.fetchone()
+            return (row[0], row[1]) if row and row[0] else None
+        if postgres:
+            # Two-int form: namespace 4242 keeps clear of other advisory locks.
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [4242, 0])
+        cursor.execute(f'SELECT "seq", "hash" FROM "{AuditEvent._meta.db_table}" WHERE "run_id" IS NULL '
+                       'ORDER BY "seq" DESC LIMIT 1')
         return cursor.fetchone()
+
+
+def _advance_head(run: Run, event: AuditEvent) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f'UPDATE "{Run._meta.db_table}" SET "audit_head_seq" = %s, "audit_head_hash" = %s '
+                       'WHERE "id" = %s', [event.seq, event.hash, run.pk])
+    run.audit_head_seq, run.audit_head_hash = event.seq, event.hash
 
 
 def record_event(
@@ -195,7 +217,7 @@ def record_event(
     before: Any = None,
     after: Any = None,
 ) -> AuditEvent:
-    """Append one event to the run's chain, in the caller's transaction.
+    """Append one event to the run's chain, and move the run's chain head to it, in the caller's transaction.
 
     before/after are made plain JSON first (see the module docstring); the
     event's hash covers them as stored.
@@ -219,6 +241,43 @@ def record_event(
         )
         event.hash = event_hash(prev_hash, chain_payload(event))
         event.save(force_insert=True)
+        if run is not None:
+            _advance_head(run, event)
+        return event
+
+
+def record_denial(*, run: Run, actor: Actor, attempted: str, roles: list[str] | set[str]) -> AuditEvent:
+    """Audit a denial to `actor` on `run`, folding repeats into one event per FOLD_SECONDS with a count.
+
+    The window's first denial writes a `permission.denied` event (`count` 1, and
+    the final count of the caller's previous window when there was one); later
+    denials in the window only add to the caller's DenialTally. Returns the
+    event that stands for this denial. Takes the run's row lock, like every
+    writer of its chain.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        lock_run(run)
+        label = _plain_str(actor.label)
+        tally = DenialTally.objects.filter(run=run, actor=label).select_related("event").first()
+        if tally is not None and now - tally.window_start < timedelta(seconds=FOLD_SECONDS):
+            tally.count += 1
+            tally.attempts[attempted] = tally.attempts.get(attempted, 0) + 1
+            tally.save(update_fields=["count", "attempts"])
+            return tally.event
+        after = {"attempted": attempted, "roles": sorted(roles), "count": 1,
+                 "fold_seconds": FOLD_SECONDS}
+        if tally is not None:
+            after["previous_window"] = {"started": tally.window_start.isoformat(), "count": tally.count,
+                                        "attempts": tally.attempts, "event_seq": tally.event.seq}
+        event = record_event(run=run, actor=actor, action=DENIED, object_type="run", object_id=run.run_id,
+                             after=after)
+        if tally is None:
+            DenialTally.objects.create(run=run, actor=label, window_start=now, count=1, attempts={attempted: 1},
+                                       event=event)
+        else:
+            tally.window_start, tally.count, tally.attempts, tally.event = now, 1, {attempted: 1}, event
+            tally.save(update_fields=["window_start", "count", "attempts", "event"])
         return event
 
 
@@ -234,14 +293,19 @@ class ChainCheck:
         """The verify API's answer: the count when the chain holds, the first broken event when not."""
         if self.ok:
             return {"ok": True, "events": self.events}
-        return {"ok": False, "broken_seq": self.broken_seq, "broken_event_id": self.broken_event_id,
-                "reason": self.reason}
+        answer = {"ok": False, "broken_seq": self.broken_seq, "reason": self.reason}
+        if self.broken_event_id is not None:  # a cut trail's first missing event has no row
+            answer["broken_event_id"] = self.broken_event_id
+        return answer
 
 
 def verify_chain(run: Run | None) -> ChainCheck:
-    """Recompute the chain from its first event; name the first event that does not hold.
+    """Recompute the chain from its first event and compare its end with the run's chain head;
+    name the first event that does not hold.
 
-    `events` counts the events read, up to and including a broken one.
+    `events` counts the events read, up to and including a broken one. A trail
+    that ends before the head the run row records was cut at its end: the first
+    missing event is named (it has no id). The run-less chain has no head row.
     """
     prev_hash = GENESIS
     count = 0
@@ -258,7 +322,24 @@ def verify_chain(run: Run | None) -> ChainCheck:
         if expected != event.hash:
             return ChainCheck(False, count, event.seq, event.pk, "content does not match its hash (edited)")
         prev_hash = event.hash
+    if run is not None:
+        head_seq, head_hash = Run.objects.filter(pk=run.pk).values_list("audit_head_seq", "audit_head_hash").get()
+        if (head_seq, head_hash or GENESIS) != (count, prev_hash):
+            if head_seq > count:
+                reason = (f"trail cut at its end: the run's chain head is event #{head_seq} (hash {head_hash}), "
+                          f"the trail ends at event #{count}")
+                return ChainCheck(False, count, count + 1, None, reason)
+            return ChainCheck(False, count, count, None,
+                              f"the run's chain head (event #{head_seq}, hash {head_hash or GENESIS}) does not match "
+                              f"the trail's last event (#{count}, hash {prev_hash})")
     return ChainCheck(True, count)
+
+
+def chain_head(run: Run) -> tuple[int, str]:
+    """The (seq, hash) the run row records as its chain's end: what approval, finalization and the
+    attestation record, and what an export carries as audit.json's `head`."""
+    seq, digest = Run.objects.filter(pk=run.pk).values_list("audit_head_seq", "audit_head_hash").get()
+    return seq, digest or GENESIS
 
 
 def record_login_failure(sender, credentials, request=None, **kwargs):

@@ -65,6 +65,11 @@ class Run(models.Model):
                                    related_name="revised_by")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    # The run's audit chain head: its last event's seq and hash, written by reviews.audit.record_event in
+    # the transaction of each event, so a trail cut at its end no longer matches it (DESIGN §8). Only
+    # record_event writes these columns (every other save names its own update_fields).
+    audit_head_seq = models.PositiveIntegerField(default=0)
+    audit_head_hash = models.CharField(max_length=64, blank=True)
 
     def revised_run_ids(self) -> tuple[str, ...]:
         """The run IDs this run revises, nearest first (empty for a run that revises none)."""
@@ -165,3 +170,22 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}#{self.seq} {self.action}"
+
+
+class DenialTally(models.Model):
+    """How many times one caller was denied on one run in its current fold window (reviews.audit.record_denial).
+
+    The trail gets one `permission.denied` event per caller, run and window; the denials after it in the
+    same window only count here, and the next window's event carries this window's final count. Mutable
+    by design, and not part of the chain: the chain holds each window's first denial and its count.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    actor = models.CharField(max_length=200)
+    window_start = models.DateTimeField()
+    count = models.PositiveIntegerField(default=1)
+    attempts = models.JSONField(default=dict)  # {attempted action: denials} in the window
+    event = models.ForeignKey(AuditEvent, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "actor"], name="denial_tally_one_per_caller_and_run")]

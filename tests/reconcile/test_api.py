@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from reconcile.models import IssueDecision, Mapping
-from reviews.models import AuditEvent, Run
+from reviews.models import AuditEvent, DenialTally, Run
 from tests.reconcile.factories import MEMORY_SMALL, RUNTIME_SLUG, seed_path, upload, upload_file
 
 pytestmark = pytest.mark.django_db
@@ -252,7 +252,10 @@ def test_an_auditor_reads_but_cannot_propose_or_decide(run, auditor):
     decision = IssueDecision.objects.filter(run=run).first()
     assert_error(auditor.post(url(run, f"integration-issues/{decision.pk}/decision/"),
                               {"decision": "accept", "version": 1}, format="json"), 403, "permission_denied")
-    assert AuditEvent.objects.filter(run=run, action="permission.denied").count() == 2
+    # One caller's denials on one run within a minute fold into one event (reviews.audit.record_denial).
+    assert AuditEvent.objects.filter(run=run, action="permission.denied").count() == 1
+    tally = DenialTally.objects.get(run=run, actor="token:auditor-1")
+    assert (tally.count, tally.attempts) == (2, {"mapping.propose": 1, "issue.decide": 1})
 
 
 def test_a_reviewer_may_also_propose(run, reviewer):

@@ -1,4 +1,4 @@
-"""Export bundles (DESIGN §1, §4) and `verify_bundle`, which checks them offline."""
+"""Export bundles (DESIGN §1, §4); reconcile.bundles.verify_export checks their pins."""
 from __future__ import annotations
 
 import hashlib
@@ -83,54 +83,7 @@ def test_the_same_path_still_imports_with_post(final_run, agent):
     assert "file" in response.json()["error"]["message"]
 
 
-def test_verify_bundle_prints_ok_for_an_untouched_export(final_run, tmp_path):
-    path = tmp_path / "run.zip"
-    path.write_bytes(export_bundle(run=final_run))
-    out = io.StringIO()
-    call_command("verify_bundle", str(path), stdout=out)
-    assert out.getvalue() == "OK\n"
-
-
-def test_verify_bundle_names_the_tampered_file_and_fails(final_run, tmp_path):
-    files = read_archive(export_bundle(run=final_run), max_bytes=50 * 1024 * 1024)
-    files["memory.md"] = files["memory.md"].replace(b"cheatsheet", b"cheat-sheet", 1)
-    path = tmp_path / "tampered.zip"
-    path.write_bytes(rezip(files))
-    out = io.StringIO()
-    with pytest.raises(CommandError) as failed:
-        call_command("verify_bundle", str(path), stdout=out)
-    assert failed.value.returncode == 1
-    lines = out.getvalue().splitlines()
-    assert lines and all(line.startswith("memory.md: ") for line in lines)
-    assert any("ARTIFACT.yaml pins" in line for line in lines)
-
-
-def test_verify_bundle_names_a_tampered_result(final_run, tmp_path):
-    files = read_archive(export_bundle(run=final_run), max_bytes=50 * 1024 * 1024)
-    files["result.md"] += b"\nAn afterthought.\n"
-    path = tmp_path / "tampered.zip"
-    path.write_bytes(rezip(files))
-    out = io.StringIO()
-    with pytest.raises(CommandError):
-        call_command("verify_bundle", str(path), stdout=out)
-    lines = out.getvalue().splitlines()
-    assert lines and all(line.startswith("result.md: ") for line in lines)
-    assert any("MANIFEST.json lists" in line for line in lines)
-
-
-def test_verify_bundle_exits_1_from_the_command_line(tmp_path):
-    path = tmp_path / "not-a-bundle.zip"
-    path.write_bytes(b"hello")
-    done = subprocess.run([sys.executable, "manage.py", "verify_bundle", str(path)], cwd=ROOT,
-                          capture_output=True, text=True, env={"DEBUG": "1", "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 1
-    assert done.stdout == "archive: not a zip or tar.gz file\n"
-
-
-def test_verify_bundle_refuses_a_missing_file_clearly(tmp_path):
-    with pytest.raises(CommandError) as failed:
-        call_command("verify_bundle", str(tmp_path / "nowhere.zip"))
-    assert "nowhere.zip: cannot read" in str(failed.value)
+# `manage.py verify_bundle` is aas_verify now: tests/aas_verify/test_verify_bundle_command.py.
 
 
 @pytest.mark.django_db

@@ -20,7 +20,7 @@ MAY_IMPORT = {
     "events": {"reviews"},
     "records": {"reviews"},
     "reconcile": {"records", "reviews"},
-    "results": {"reconcile", "records", "reviews"},
+    "results": {"reconcile", "records", "reviews", "aas_verify"},  # verify_bundle is the offline verifier
     "config": {"reviews", "events", "records", "reconcile", "results"},
     "aas_verify": set(),
     "client": set(),

@@ -8,6 +8,9 @@ from reviews.services import revoke_token
 class Command(BaseCommand):
     help = "Revoke every active API token of NAME, or the one whose key starts with --prefix."
 
+    # Needs the database, not SECRET_KEY (issue 24 item 8).
+    requires_system_checks: list = []
+
     def add_arguments(self, parser):
         parser.add_argument("name")
         parser.add_argument("--prefix", help="the first characters of the key, as listed in the admin")

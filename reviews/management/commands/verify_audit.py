@@ -10,6 +10,9 @@ class Command(BaseCommand):
     help = ("Recompute audit chains and name the first broken event. With RUN_ID, that run's chain; "
             "without, every run's chain and the chain of events without a run. Exits 1 when any is broken.")
 
+    # Needs the database, not SECRET_KEY: no system checks, so it runs without one (issue 24 item 8).
+    requires_system_checks: list = []
+
     def add_arguments(self, parser):
         parser.add_argument("run_id", nargs="?", help="e.g. AAS-2026-09-25-supermemory-02")
 

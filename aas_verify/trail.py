@@ -1,0 +1,194 @@
+"""The audit trail of an export (`audit.json`): every hash recomputed, the sequence unbroken from 1.
+
+An event's hash is SHA-256 over its predecessor's hash (64 ASCII hex digits,
+64 zeros before event #1) followed by the RFC 8785 bytes of
+
+    {run, seq, actor, action, object_type, object_id, before, after, created_at, prev_hash}
+
+with `run` the run ID that `audit.json` names at its top.
+
+Speed: most events hold no float and no key beyond U+FFFF, and for those the
+standard library's C encoder (sorted keys, no whitespace, no ASCII escaping)
+writes the same bytes as RFC 8785. So each event is hashed that way first,
+and only when that hash differs from the recorded one is it recomputed with
+the exact canonical form (`jcs.canonical`) before a failure is reported. A
+match by the quick form is as sound as one by the exact form: both are
+serialisations that parse back to the event as read, and the recorded hash
+commits to exactly one byte string.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from .jcs import CanonicalizationError, canonical
+from .report import Failure
+
+AUDIT = "audit.json"
+GENESIS = "0" * 64
+_QUICK = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+CONTENT_FIELDS = ("seq", "actor", "action", "object_type", "object_id", "before", "after", "created_at",
+                  "prev_hash")
+
+
+@dataclass
+class Trail:
+    run_id: str | None = None
+    events: list[dict] = field(default_factory=list)
+    head: dict | None = None  # audit.json's own record of the run row's chain head
+    by_seq: dict[int, dict] = field(default_factory=dict)
+
+
+def _payload(run_id: str, event: dict) -> dict:
+    payload = {name: event.get(name) for name in CONTENT_FIELDS}
+    payload["run"] = run_id
+    return payload
+
+
+def event_hash(run_id: str, event: dict) -> str:
+    """The hash of the event's content, in the exact RFC 8785 form."""
+    return hashlib.sha256(event["prev_hash"].encode("ascii") + canonical(_payload(run_id, event))).hexdigest()
+
+
+def _quick_hash(run_id: str, event: dict) -> str | None:
+    try:
+        text = _QUICK.encode(_payload(run_id, event))
+        return hashlib.sha256(event["prev_hash"].encode("ascii") + text.encode("utf-8")).hexdigest()
+    except (ValueError, TypeError, UnicodeEncodeError):
+        return None
+
+
+def _where(event: dict) -> str:
+    return f"({event.get('action')})" if isinstance(event.get("action"), str) else ""
+
+
+def read_trail(data: bytes | None, failures: list[Failure]) -> Trail:
+    trail = Trail()
+    if data is None:
+        return trail
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        failures.append(Failure(AUDIT, f"not UTF-8 JSON ({error})"))
+        return trail
+    if not isinstance(document, dict) or not isinstance(document.get("events"), list):
+        failures.append(Failure(AUDIT, 'expected {"run", "head", "events": [...]}'))
+        return trail
+    trail.run_id = document.get("run") if isinstance(document.get("run"), str) else None
+    if trail.run_id is None:
+        failures.append(Failure(AUDIT, "names no run", field="run"))
+    trail.head = document.get("head") if isinstance(document.get("head"), dict) else None
+    trail.events = [e for e in document["events"] if isinstance(e, dict)]
+    if len(trail.events) != len(document["events"]):
+        failures.append(Failure(AUDIT, "an event is not a JSON object", field="events"))
+    return trail
+
+
+def check_chain(trail: Trail, failures: list[Failure]) -> None:
+    """Each event's hash from its content and predecessor; the sequence 1, 2, 3, … with no gap.
+
+    After a broken event the check goes on from the hash that event states, so one
+    edit is reported at its own event and not again at every later one.
+    """
+    expected_seq, prev_hash = 1, GENESIS
+    for event in trail.events:
+        seq = event.get("seq")
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            failures.append(Failure(AUDIT, f"event at position {expected_seq} has no integer seq", field="seq"))
+            return
+        trail.by_seq.setdefault(seq, event)
+        if seq != expected_seq:
+            what = (f"sequence gap: expected event #{expected_seq}, found #{seq} "
+                    f"({seq - expected_seq} event{'s' if seq - expected_seq != 1 else ''} missing)"
+                    if seq > expected_seq else f"sequence out of order: expected event #{expected_seq}, found #{seq}")
+            failures.append(Failure(AUDIT, what, seq=seq, field="seq"))
+        if event.get("prev_hash") != prev_hash:
+            failures.append(Failure(AUDIT, f"{_where(event)} prev_hash {event.get('prev_hash')!r} is not the previous "
+                                           f"event's hash {prev_hash}", seq=seq, field="prev_hash"))
+        if not isinstance(event.get("prev_hash"), str) or not isinstance(event.get("hash"), str):
+            failures.append(Failure(AUDIT, f"{_where(event)} hash or prev_hash missing", seq=seq, field="hash"))
+            return
+        if _quick_hash(trail.run_id or "", event) == event["hash"]:
+            expected_seq, prev_hash = seq + 1, event["hash"]
+            continue
+        try:
+            recomputed = event_hash(trail.run_id or "", event)
+        except (CanonicalizationError, UnicodeEncodeError) as error:
+            failures.append(Failure(AUDIT, f"{_where(event)} content cannot be canonicalised: {error}", seq=seq,
+                                    field="content"))
+        else:
+            if recomputed != event["hash"]:
+                failures.append(Failure(AUDIT, f"{_where(event)} content does not match its hash (recomputed "
+                                               f"{recomputed}, recorded {event['hash']}): the event was edited",
+                                        seq=seq, field="hash"))
+        expected_seq, prev_hash = seq + 1, event["hash"]
+    if trail.head is None:
+        failures.append(Failure(AUDIT, "carries no chain head {seq, hash} of the run", field="head"))
+        return
+    last = trail.events[-1] if trail.events else {"seq": 0, "hash": GENESIS}
+    if (trail.head.get("seq"), trail.head.get("hash")) != (last.get("seq"), last.get("hash")):
+        failures.append(Failure(AUDIT, f"the run's chain head is event #{trail.head.get('seq')} "
+                                       f"(hash {trail.head.get('hash')}), but the trail ends at event "
+                                       f"#{last.get('seq')} (hash {last.get('hash')}): the trail was cut or extended",
+                                field="head"))
+
+
+def check_attested_head(trail: Trail, predicate: dict, *, result_sha256: str | None, manifest_sha256: str | None,
+                        failures: list[Failure]) -> None:
+    """The statement's chain head is an event of this trail, and it is the finalization of this result."""
+    head = predicate.get("audit_head")
+    if not isinstance(head, dict) or not isinstance(head.get("seq"), int):
+        failures.append(Failure("attestation.dsse.json", "the statement records no audit chain head",
+                                field="predicate.audit_head"))
+        return
+    seq, digest = head["seq"], head.get("hash")
+    event = trail.by_seq.get(seq)
+    if event is None:
+        ends = trail.events[-1].get("seq") if trail.events else 0
+        failures.append(Failure(AUDIT, f"the attested chain head, event #{seq} (hash {digest}), is not in the trail, "
+                                       f"which ends at event #{ends}: the trail was cut", seq=seq, field="head"))
+        return
+    if event.get("hash") != digest:
+        failures.append(Failure(AUDIT, f"event #{seq} hashes to {event.get('hash')}, the attestation's chain head "
+                                       f"records {digest}: the trail up to finalization was rewritten",
+                                seq=seq, field="hash"))
+    if event.get("action") != "run.finalized":
+        failures.append(Failure(AUDIT, f"the attested head event #{seq} is {event.get('action')!r}, not run.finalized",
+                                seq=seq, field="action"))
+    after = event.get("after") if isinstance(event.get("after"), dict) else {}
+    if result_sha256 is not None and after.get("result_sha256") != result_sha256:
+        failures.append(Failure(AUDIT, f"run.finalized records result_sha256 {after.get('result_sha256')}, "
+                                       f"result.md hashes to {result_sha256}", seq=seq, field="after.result_sha256"))
+    if manifest_sha256 is not None and after.get("manifest_sha256") != manifest_sha256:
+        failures.append(Failure(AUDIT, f"run.finalized records manifest_sha256 {after.get('manifest_sha256')}, "
+                                       f"ARTIFACT.yaml hashes to {manifest_sha256}", seq=seq,
+                                field="after.manifest_sha256"))
+
+
+def check_approvals(trail: Trail, predicate: dict, failures: list[Failure]) -> None:
+    """Each approval the statement records is a run.approved event before the head, by the same actor and note."""
+    approvals = predicate.get("approvals")
+    head = predicate.get("audit_head", {}).get("seq") if isinstance(predicate.get("audit_head"), dict) else None
+    if not isinstance(approvals, list) or not approvals:
+        failures.append(Failure("attestation.dsse.json", "the statement records no approval", field="predicate.approvals"))
+        return
+    approved = [e for e in trail.events if e.get("action") == "run.approved"
+                and isinstance(e.get("seq"), int) and (head is None or e["seq"] <= head)]
+    for index, approval in enumerate(approvals):
+        if not isinstance(approval, dict):
+            failures.append(Failure("attestation.dsse.json", "not an object", field=f"predicate.approvals[{index}]"))
+            continue
+        event = next((e for e in reversed(approved) if isinstance(e.get("after"), dict)
+                      and e["after"].get("approval") == approval.get("id")), None)
+        if event is None:
+            failures.append(Failure(AUDIT, f"no run.approved event for approval {approval.get('id')} "
+                                           f"(by {approval.get('by')}) before the attested head",
+                                    field="action"))
+            continue
+        if event.get("actor") != approval.get("by"):
+            failures.append(Failure(AUDIT, f"run.approved actor is {event.get('actor')!r}; the signed statement "
+                                           f"says {approval.get('by')!r} approved", seq=event["seq"], field="actor"))
+        if event["after"].get("note") != approval.get("note"):
+            failures.append(Failure(AUDIT, "run.approved note differs from the note the signed statement records",
+                                    seq=event["seq"], field="after.note"))

@@ -1,0 +1,27 @@
+"""`GET /api/keys/`: the server's public signing keys, anonymous, retired keys kept (DESIGN §4, §7)."""
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .signing import published_keys
+
+
+class PublicKeysView(APIView):
+    """Anyone may read the public keys: an auditor checks a bundle's signature against them."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        summary="The server's public signing keys (Ed25519), retired ones included",
+        responses={200: inline_serializer("PublicKeys", {"keys": serializers.ListField(child=inline_serializer(
+            "PublicKey", {"keyid": serializers.CharField(), "algorithm": serializers.CharField(),
+                          "public_key_pem": serializers.CharField(), "created": serializers.CharField(),
+                          "retired": serializers.CharField(allow_null=True)}))})},
+    )
+    def get(self, request):
+        return Response({"keys": [key.as_api() for key in published_keys()]})

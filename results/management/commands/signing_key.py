@@ -1,0 +1,47 @@
+"""`python manage.py signing_key create|rotate|list`: the server's Ed25519 signing keys (results.signing)."""
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from results import signing
+
+
+class Command(BaseCommand):
+    help = ("Manage the result-signing key at SIGNING_KEY_PATH: `create` a first key, `rotate` to a new one "
+            "(the old public key stays published, retired), `list` the published keys. Prints key IDs and "
+            "public keys only, never a private key.")
+
+    # Key files need neither the database nor a secret: no system checks (so no SECRET_KEY either).
+    requires_system_checks: list = []
+
+    def add_arguments(self, parser):
+        parser.add_argument("action", choices=["create", "rotate", "list", "ensure"],
+                            help="ensure: create a key only when there is none (what `make run` does)")
+
+    def handle(self, *args, action: str, **options):
+        try:
+            if action == "create":
+                key = signing.create_key()
+                self.stdout.write(f"created {key.keyid} at {signing.key_path()}")
+            elif action == "ensure":
+                key, created = signing.ensure_key()
+                self.stdout.write(f"{'created' if created else 'kept'} {key.keyid} at {signing.key_path()}")
+            elif action == "rotate":
+                retired, new = signing.rotate_key()
+                self.stdout.write(f"retired {retired.keyid} (still published)\ncurrent {new.keyid}")
+            else:
+                self._list()
+        except signing.SigningKeyError as error:
+            raise CommandError(str(error)) from None
+
+    def _list(self) -> None:
+        try:
+            current = signing.load_signing_key().keyid
+        except signing.SigningKeyError:
+            current = None
+        keys = signing.published_keys()
+        if not keys:
+            self.stdout.write(f"no published key in {signing.public_dir()}")
+        for key in keys:
+            state = "current" if key.keyid == current else (f"retired {key.retired}" if key.retired else "published")
+            self.stdout.write(f"{key.keyid}  ed25519  created {key.created}  {state}")
