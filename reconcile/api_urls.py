@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api
+from . import api, corrections_api
 
 urlpatterns = [
     path("runs/<str:run_id>/canonical-records/", api.CanonicalRecordListView.as_view(), name="api-canonical-records"),
@@ -15,4 +15,15 @@ urlpatterns = [
          name="api-amendment-decision"),
     path("runs/<str:run_id>/progress/", api.ProgressView.as_view(), name="api-decision-progress"),
     path("runs/<str:run_id>/blockers/", api.BlockersView.as_view(), name="api-run-blockers"),
+    path("runs/<str:run_id>/members/<str:member_id>/diff/", corrections_api.MemberDiffView.as_view(),
+         name="api-member-diff"),
+    path("runs/<str:run_id>/corrections/", corrections_api.CorrectionListView.as_view(), name="api-corrections"),
+    path("runs/<str:run_id>/corrections/<int:correction_id>/resolve/", corrections_api.ResolveView.as_view(),
+         name="api-correction-resolve"),
+    path("runs/<str:run_id>/corrections/<int:correction_id>/reopen/", corrections_api.ReopenView.as_view(),
+         name="api-correction-reopen"),
+    path("runs/<str:run_id>/corrections/<int:correction_id>/withdraw/", corrections_api.WithdrawView.as_view(),
+         name="api-correction-withdraw"),
+    path("runs/<str:run_id>/corrections/<int:correction_id>/replies/", corrections_api.ReplyView.as_view(),
+         name="api-correction-replies"),
 ]

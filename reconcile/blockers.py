@@ -18,7 +18,7 @@ from reviews.models import Run
 from . import dispositions as d
 from .paragraphs import amendment_sha256, stated_paragraphs, supersession_keys
 from .vocabulary import SEEDING_ROLES
-from .models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
+from .models import AmendmentDecision, CanonicalRecord, CorrectionRequest, IssueDecision, Mapping
 
 # How many validation errors get a blocker each before one blocker says how many more there are.
 FIRST_ERRORS = 20
@@ -41,6 +41,7 @@ def _preconditions(run: Run, versions: list[MemberVersion]) -> list[d.Blocker]:
     if not versions:
         blockers.append(d.Blocker(d.NO_MEMBERS, run.run_id, "The run has no member reports.", page))
         return blockers
+    blockers += _pending_corrections(run)
     # From the recorded hashes, as validation computed the run's: asked on every page and decision, this
     # must not read and hash every member's bytes. Approval checks the bytes against them.
     pins = {archives.member_filename(v.member.role): v.sha256 for v in versions}
@@ -128,6 +129,26 @@ def _amendments(versions: list[MemberVersion]) -> list[d.AmendmentFact]:
                 pk=row.pk if row else None, member=role, line=paragraph["line"], kind=paragraph["kind"], state=state,
                 text=paragraph["text"],
                 supersession=bool(supersession_keys(role, paragraph["kind"], paragraph["text"]))))
+    return found
+
+
+def _pending_corrections(run: Run) -> list[d.Blocker]:
+    """A correction request open (waiting for the analyst) or answered (waiting for a reviewer) blocks approval."""
+    page = reverse("run-reconcile", args=[run.run_id]) + "#corrections"
+    found = []
+    for pk, member, record_id, state, text in (CorrectionRequest.objects.filter(
+            run=run, state__in=(CorrectionRequest.State.OPEN, CorrectionRequest.State.ANSWERED))
+            .order_by("raised_at", "id").values_list("pk", "member", "record_id", "state", "text")):
+        about = f"{member} {record_id}" if record_id else f"the {member} report"
+        shown = text if len(text) <= 120 else text[:117] + "…"
+        if state == CorrectionRequest.State.OPEN:
+            found.append(d.Blocker(d.CORRECTION_OPEN, record_id or member,
+                                   f"Correction request #{pk} to {about} is open, waiting for a corrected version: "
+                                   f"“{shown}”", f"{page}-{pk}"))
+        else:
+            found.append(d.Blocker(d.CORRECTION_ANSWERED, record_id or member,
+                                   f"Correction request #{pk} to {about} is answered: resolve it or reopen it: "
+                                   f"“{shown}”", f"{page}-{pk}"))
     return found
 
 

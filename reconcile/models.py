@@ -206,3 +206,78 @@ class WordDiff(models.Model):
     left = models.TextField()  # the member text, escaped, words only in it wrapped in <del>
     right = models.TextField()  # the canonical text, escaped, words only in it wrapped in <ins>
     created_at = models.DateTimeField(default=timezone.now)
+
+
+class CorrectionRequest(models.Model):
+    """A request that the analyst who wrote a member change it (DESIGN §2 "Correction request"):
+    raised by a reviewer, or read from a verification member's Blockers."""
+
+    class State(models.TextChoices):
+        OPEN = "open"
+        ANSWERED = "answered"
+        RESOLVED = "resolved"
+        WITHDRAWN = "withdrawn"
+
+    class Source(models.TextChoices):
+        REVIEWER = "reviewer"
+        VERIFICATION = "verification"
+
+    class Answer(models.TextChoices):
+        CORRECTED = "corrected"
+        DECLINED = "declined"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="correction_requests")
+    member = models.CharField(max_length=20, help_text="The addressed member's role")
+    record_id = models.CharField(max_length=200, blank=True)
+    line = models.PositiveIntegerField(null=True, blank=True)
+    text = models.TextField()
+    source = models.CharField(max_length=12, choices=Source.choices, default=Source.REVIEWER)
+    author = models.CharField(max_length=200)
+    # For a verification's blocker: the verification version that raised it, and the blocker's place.
+    raised_in = models.ForeignKey(MemberVersion, null=True, blank=True, on_delete=models.PROTECT,
+                                  related_name="raised_requests")
+    blocker_index = models.PositiveIntegerField(null=True, blank=True)
+    raised_at = models.DateTimeField(default=timezone.now)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    version = models.PositiveIntegerField(default=1)
+    answer = models.CharField(max_length=10, choices=Answer.choices, blank=True)
+    answer_text = models.TextField(blank=True)
+    answered_in = models.ForeignKey(MemberVersion, null=True, blank=True, on_delete=models.PROTECT,
+                                    related_name="answered_requests")
+    answered_against = models.ForeignKey(MemberVersion, null=True, blank=True, on_delete=models.PROTECT,
+                                         related_name="+", help_text="The version the answer replaced")
+    settled_by = models.CharField(max_length=200, blank=True)
+    settled_at = models.DateTimeField(null=True, blank=True)
+    reason = models.TextField(blank=True, help_text="Why it was reopened or withdrawn")
+
+    STATE_FIELDS = ["state", "version", "answer", "answer_text", "answered_in", "answered_against",
+                    "settled_by", "settled_at", "reason"]
+
+    class Meta:
+        ordering = ["raised_at", "id"]
+        constraints = [
+            # A verification's blocker raises one request, however often the run is synced.
+            models.UniqueConstraint(fields=["raised_in", "blocker_index"], name="one_request_per_blocker",
+                                    condition=models.Q(raised_in__isnull=False)),
+        ]
+
+    def __str__(self) -> str:
+        where = f" {self.record_id}" if self.record_id else ""
+        return f"correction {self.pk} to {self.member}{where} ({self.state})"
+
+    @property
+    def is_pending(self) -> bool:
+        """Open or answered: either way the run cannot be approved yet."""
+        return self.state in (self.State.OPEN, self.State.ANSWERED)
+
+
+class CorrectionReply(models.Model):
+    """One message of a request's thread (reviewers, and the addressed run's agents)."""
+
+    request = models.ForeignKey(CorrectionRequest, on_delete=models.CASCADE, related_name="replies")
+    author = models.CharField(max_length=200)
+    text = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]

@@ -19,4 +19,8 @@ urlpatterns = [
          name="reconcile-propose-mapping"),
     path("runs/<str:run_id>/reconcile/canonical/<int:canonical_id>/reject/", views.reject_canonical,
          name="reconcile-reject-canonical"),
+    path("runs/<str:run_id>/corrections/", views.run_corrections, name="run-corrections"),
+    path("runs/<str:run_id>/corrections/<int:correction_id>/<str:verb>/", views.correction_action,
+         name="correction-action"),
+    path("runs/<str:run_id>/members/<str:role>/diff/", views.member_diff, name="member-diff"),
 ]

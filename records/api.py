@@ -142,6 +142,22 @@ def _upload_from(request) -> tuple[str, str | None, bytes]:
     return role, filename, raw
 
 
+def _answers_from(request):
+    """The upload's answers to open correction requests: a multipart part or field `answers` (the upstream
+    `- corrected: …` list), or a JSON `answers` string or list of {request, answer, text}; None without."""
+    part = request.FILES.get("answers")
+    if part is not None:
+        try:
+            return b"".join(part.chunks()).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ApiError("answers: not UTF-8 text", code="invalid", details={"field": "answers"}) from None
+    answers = request.data.get("answers") if hasattr(request.data, "get") else None
+    if answers is not None and not isinstance(answers, (str, list)):
+        raise ApiError("answers: a `- corrected: …` / `- declined: …` list, or a JSON list of "
+                       "{request, answer, text}", code="invalid", details={"field": "answers"})
+    return answers
+
+
 class MemberUploadView(APIView):
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
@@ -154,7 +170,8 @@ class MemberUploadView(APIView):
         try:
             role, filename, content = _upload_from(request)
             version, created = services.ingest_member_report(run=run_id, role=role, filename=filename,
-                                                             content=content, actor=Actor.for_request(request))
+                                                             content=content, actor=Actor.for_request(request),
+                                                             answers=_answers_from(request))
         except Run.DoesNotExist:
             raise Http404 from None
         except (APIException, services.UploadRefused) as error:

@@ -30,7 +30,7 @@ from reconcile.dispositions import relation_phrase
 from records.validation import KIND_HEADINGS
 
 from .result_data import (  # noqa: F401 — callers read the dataclasses here too
-    AmendmentDecision, AnnotationEntry, CanonicalEntry, DECISION_WORDS, DispositionEntry, IssueDecision,
+    AmendmentDecision, AnnotationEntry, CanonicalEntry, CorrectionEntry, DECISION_WORDS, DispositionEntry, IssueDecision,
     KIND_ORDER, MappingEntry, MemberEntry, RECORD_ID_RE, ROLE_ORDER, RejectedItem, ResultInput, SourceEntry,
     Verification, mapping_sort_key, record_sort_key, sorted_amendments, sorted_annotations, sorted_conflicts,
     sorted_issues, sorted_members, sorted_records, sorted_rejected, source_sort_key,
@@ -408,6 +408,10 @@ def _verification(data: ResultInput) -> list[str]:
         f"Run manifest SHA-256 {v.manifest_sha256} verified against the stored member bytes."
         + (f" {_one_line(v.quotations)}" if v.quotations else "")
     )
+    if data.corrections:
+        blocks.append("### Correction requests")
+        blocks.append("\n".join(_indent_continuation(_correction_line(c))
+                                for c in sorted(data.corrections, key=lambda c: c.number)))
     blocks.append("### Blockers")
     blockers = sorted(b for b in data.blockers if b.strip())
     if not blockers:
@@ -415,6 +419,14 @@ def _verification(data: ResultInput) -> list[str]:
     else:
         blocks.append("\n".join(_indent_continuation(f"- {_block(b)}") for b in blockers))
     return blocks
+
+
+def _correction_line(c) -> str:
+    about = f"{c.member} {c.record}" if c.record else f"the {c.member} report"
+    line = f"- #{c.number} to {about}, raised by {c.author}: {_one_line(c.text)} — {c.state}"
+    if c.answer:
+        line += f"; {c.answer} in {c.answered_in}: {_one_line(c.answer_text) or '(no text)'}"
+    return line
 
 
 def render_result(data: ResultInput) -> str:

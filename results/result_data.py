@@ -168,6 +168,21 @@ class Verification:
 
 
 @dataclass(frozen=True)
+class CorrectionEntry:
+    """A correction request of the run, as it ended."""
+
+    number: int
+    member: str
+    record: str
+    text: str
+    author: str
+    state: str
+    answer: str = ""
+    answer_text: str = ""
+    answered_in: str = ""  # "memory v2"
+
+
+@dataclass(frozen=True)
 class ResultInput:
     run_id: str
     system: str
@@ -192,6 +207,7 @@ class ResultInput:
     rejected_items: tuple[RejectedItem, ...] = ()
     blockers: tuple[str, ...] = ()
     dispositions: tuple[DispositionEntry, ...] = ()
+    corrections: tuple[CorrectionEntry, ...] = ()
 
     def __post_init__(self) -> None:
         for name, cls in (
@@ -203,6 +219,7 @@ class ResultInput:
             ("amendments", AmendmentDecision),
             ("rejected_items", RejectedItem),
             ("dispositions", DispositionEntry),
+            ("corrections", CorrectionEntry),
         ):
             object.__setattr__(self, name, tuple(_as(cls, item) for item in getattr(self, name)))
         object.__setattr__(self, "unresolved_conflicts", tuple(

@@ -17,6 +17,7 @@ class SyncSummary:
     amendment_decisions_created: int = 0
     carried_over: int = 0
     marked_stale: int = 0
+    corrections_raised: int = 0
     conflicts: list[str] = field(default_factory=list)
     skipped: str = ""
 
@@ -26,7 +27,7 @@ class SyncSummary:
                     self.canonical_reactivated, self.mappings_created,
                     self.suggestions_created, self.issue_decisions_created, self.amendment_decisions_created,
                     self.carried_over,
-                    self.marked_stale))
+                    self.marked_stale, self.corrections_raised))
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

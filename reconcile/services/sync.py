@@ -15,6 +15,7 @@ from reviews.models import Run
 from .. import suggestions
 from ..models import CanonicalRecord, IssueDecision, Mapping
 from .amendments import _sync_amendments
+from .corrections import raise_from_verification
 from .summary import SyncSummary
 from .canonical_ids import _insert_all, _raise_counter, _resolver, canonical_id_for
 from .mappings import _mark_mapping_stale
@@ -48,6 +49,8 @@ def sync_run(*, run: Run, actor: Actor) -> SyncSummary:
         _carry_over_issues(locked, versions, summary, actor)
         _statement_mappings(locked, versions, summary)
         _sync_amendments(locked, versions, summary, actor)
+        for version in versions.values():  # a verification's Blockers become requests to the members they name
+            summary.corrections_raised += len(raise_from_verification(run=locked, version=version, actor=actor))
         _suggest_mappings(locked, versions, summary)
         _create_issue_decisions(locked, versions, summary)
         if summary.changed:

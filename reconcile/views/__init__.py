@@ -11,12 +11,14 @@ A module per concern, as Zulip split its actions module:
 - `runs`: the runs list and the run-level summaries other pages load (progress, blockers, member mappings);
 - `page`: the reconciliation page, its filters and its rows a page at a time;
 - `decisions`: the decisions posted from a row (mapping, issue, amendment) and bulk accept;
+- `corrections`: correction requests raised, settled and answered, and a member's version diff;
 - `row_actions`: the forms a row opens in place (propose a mapping, reject a canonical record);
 - `rows` and `context`: what those share, the rows and how they are built and rendered, and
   what every response carries around its rows.
 
 This package re-exports the views `reconcile/urls.py` routes to, and `PAGE_ROWS`.
 """
+from .corrections import correction_action, member_diff, run_corrections
 from .decisions import bulk_accept, decide_amendment, decide_issue, decide_mapping
 from .page import PAGE_ROWS, run_reconcile
 from .row_actions import propose_mapping, reject_canonical
@@ -25,13 +27,16 @@ from .runs import member_mappings, run_blockers, run_decision_progress, runs_lis
 __all__ = [
     "PAGE_ROWS",
     "bulk_accept",
+    "correction_action",
     "decide_amendment",
     "decide_issue",
     "decide_mapping",
+    "member_diff",
     "member_mappings",
     "propose_mapping",
     "reject_canonical",
     "run_blockers",
+    "run_corrections",
     "run_decision_progress",
     "run_reconcile",
     "runs_list",

@@ -61,7 +61,12 @@ def _controls(request, run: Run) -> dict:
     """Which controls the page offers: only what the user may do, and nothing on a final run, whose
     decisions are closed for good (DESIGN §3; the services refuse it too, 409 run_final)."""
     final = run.status == Run.Status.FINAL
-    return {"can_decide": not final and has_any_role(request.user, DECIDE),
+    may_decide = not final and has_any_role(request.user, DECIDE)
+    return {"can_decide": may_decide,
+            # Each record row's "Request a correction": the corrections page's form, prefilled.
+            "correction_base": (reverse("run-corrections", args=[run.run_id]) + "?"
+                                + urlencode({"member": request.GET.get("member", "")}) + "&record=")
+            if may_decide else "",
             "can_propose": not final and has_any_role(request.user, PROPOSE),
             "can_revise": final and has_any_role(request.user, DECIDE), "final": final_notice(run)}
 

@@ -26,7 +26,7 @@ from ..word_diffs import stored_diffs
 from ..forms import BulkAcceptForm, PageFilterForm
 from ..models import CanonicalRecord, Decidable, Mapping
 from .context import (KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _progress, _targets_by_kind)
-from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, _diff, _grouped)
+from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, word_diff_html, _grouped)
 
 
 def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
@@ -74,7 +74,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
     kinds_present = sorted({c.kind for c in canonicals.values() if c.state == CanonicalRecord.State.ACTIVE})
     shown, more = _rows_page(rows, request.GET.get("offset"))
     diffs = stored_diffs([(r.record.text, r.canonical.text) for r in shown
-                          if r.record is not None and r.canonical is not None], _diff)
+                          if r.record is not None and r.canonical is not None], word_diff_html)
     for r in shown:
         if r.record is not None and r.canonical is not None:
             r.diff = diffs.get((r.record.text, r.canonical.text))
@@ -100,7 +100,10 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
         "targets_by_kind": _targets_by_kind(canonicals, kinds_present),
         "progress": _progress(run),
-        **_controls(request, run),
+        **(controls := _controls(request, run)),
+        # The page's rows are the picked member's, which the URL may not name yet.
+        "correction_base": controls["correction_base"] and (
+            reverse("run-corrections", args=[run.run_id]) + "?" + urlencode({"member": current}) + "&record="),
         **blockers_context(run, standing),
         "csrf_input": _csrf_input(request),
         "query": builder.query,

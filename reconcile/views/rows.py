@@ -102,7 +102,7 @@ class PairRow:
         The word diff is computed here, so only for rows that are shown and have a canonical side."""
         m, record, canonical = self.mapping, self.record, self.canonical
         if record is not None and canonical is not None:
-            left, right = self.diff or _diff(record.text, canonical.text)
+            left, right = self.diff or word_diff_html(record.text, canonical.text)
         else:
             left = record.text if record is not None else ""
             right = canonical.text if canonical is not None else ""
@@ -229,7 +229,7 @@ class AmendmentRow:
 # Word diffs cost ~0.1 ms each (difflib), a tenth of a 2,000-row page; texts change far less often
 # than the page is loaded, so each process keeps the latest few thousand.
 @functools.lru_cache(maxsize=4096)
-def _diff(old: str, new: str) -> tuple[SafeString, SafeString]:
+def word_diff_html(old: str, new: str) -> tuple[SafeString, SafeString]:
     """Both texts escaped; words only in `old` wrapped in <del>, words only in `new` in <ins>."""
     left, right = [], []
     for op, text in diffing.diff_words(old, new):

@@ -17,6 +17,7 @@ from reviews.models import Run
 
 from .. import dispositions
 from ..blockers import run_standing
+from ..services import corrections
 from ..models import AmendmentDecision, Decidable, IssueDecision, Mapping
 
 
@@ -43,6 +44,7 @@ def _progress_by_run(run_ids: list[int]) -> dict[int, dict]:
     amendments = grouped(AmendmentDecision.objects.filter(
         run_id__in=run_ids, member_version__member__current_version=F("member_version")))
     empty = {"total": 0, "decided": 0, "stale": 0}
+    pending = corrections.pending_counts(run_ids)
     progress = {}
     for run_id in run_ids:
         m, i, a = mappings.get(run_id, empty), issues.get(run_id, empty), amendments.get(run_id, empty)
@@ -54,6 +56,8 @@ def _progress_by_run(run_ids: list[int]) -> dict[int, dict]:
             "amendments_decided": a["decided"], "amendments_total": a["total"],
             "stale": m["stale"] + i["stale"] + a["stale"], "decided": done, "total": total,
             "percent": round(100 * done / total) if total else 0,
+            "corrections_open": pending.get(run_id, {}).get("open", 0),
+            "corrections_answered": pending.get(run_id, {}).get("answered", 0),
         }
     return progress
 

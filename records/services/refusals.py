@@ -26,6 +26,15 @@ class UploadRefused(Exception):
         self.details = details
 
 
+class AnswersRefused(UploadRefused):
+    """A corrected version whose answers do not match the open requests, or that drops a declared ID;
+    `code` says which (`answers_mismatch`, `dropped-id`)."""
+
+    def __init__(self, message: str, *, code: str, details=None) -> None:
+        super().__init__(message, details=details)
+        self.code = code
+
+
 class EmptyReport(UploadRefused):
     code = "empty_report"
 

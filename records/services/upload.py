@@ -14,6 +14,7 @@ from reviews.models import Run
 from .. import archives
 from ..models import MemberReport, MemberVersion
 from .current import version_label
+from .answering import ANSWERS
 from .jobs import PARSE
 from .refusals import check_report_bytes, known_role, refuse_closed_run
 
@@ -34,7 +35,7 @@ def _clean_filename(filename: str | None, role: str) -> str:
 
 
 def ingest_member_report(
-    *, run: Run | str, role: str, filename: str | None, content: bytes, actor: Actor
+    *, run: Run | str, role: str, filename: str | None, content: bytes, actor: Actor, answers=None
 ) -> tuple[MemberVersion, bool]:
     """Store the bytes as the member's next version and queue its parse; `created` is False for identical bytes.
 
@@ -45,11 +46,15 @@ def ingest_member_report(
     carrying the run's status move (open/in_review/failed → validating) when the
     upload causes one, instead of a second `run.status_changed` event.
 
+    `answers` (the upstream `- corrected: …` / `- declined: …` list, or a JSON list) answer the correction
+    requests open against the member (records.services.answering); the event names those it answered.
+
     Refuses (UploadRefused subclasses): unknown role, empty, too large,
-    binary or non-UTF-8 bytes, a run that no longer takes uploads.
+    binary or non-UTF-8 bytes, a run that no longer takes uploads, answers that do not match the
+    member's open requests or a corrected version that drops a declared ID; nothing is stored then.
     """
     known_role(role)
-    check_report_bytes(content)
+    text = check_report_bytes(content)
     sha256 = archives.sha256_hex(content)
     filename = _clean_filename(filename, role)
     with transaction.atomic():
@@ -57,6 +62,8 @@ def ingest_member_report(
         if not locked_run.accepts_uploads:
             raise refuse_closed_run(locked_run, "an upload")
         member = _locked_member(locked_run, role)
+        plan = ANSWERS.check(run=locked_run, role=role, text=text, answers=answers,
+                             current_version_id=member.current_version_id, identical=member.current_sha256 == sha256)
         if member.current_sha256 == sha256:
             version, created = _current_version(member), False
             queued = _retry_if_failed(version)
@@ -69,6 +76,9 @@ def ingest_member_report(
             action = "member.uploaded"
             after = {"role": role, "version": version.version, "sha256": sha256, "size": len(content),
                      "filename": filename}
+        answered = ANSWERS.apply(plan, version=version)
+        if answered:
+            after["answered"] = answered
         if queued:
             move = _start_validating(locked_run, reason=f"{role} v{version.version} uploaded")
             if move:

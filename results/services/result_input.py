@@ -9,7 +9,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 
 from reconcile import dispositions
 from reconcile.models import AmendmentDecision as AmendmentDecisionRow
-from reconcile.models import CanonicalRecord, Mapping
+from reconcile.models import CanonicalRecord, CorrectionRequest, Mapping
 from reconcile.models import IssueDecision as IssueDecisionRow
 from reconcile.services import amendment_sha256, superseded_pairs
 from records.document import ParsedReport
@@ -222,6 +222,11 @@ def gather_result_input(
         amendments=tuple(amendments),
         unresolved_conflicts=tuple(conflicts),
         rejected_items=tuple(rejected),
+        corrections=tuple(rendering.CorrectionEntry(
+            number=c.pk, member=c.member, record=c.record_id, text=c.text, author=c.author, state=c.state,
+            answer=c.answer, answer_text=c.answer_text,
+            answered_in=f"{c.member} v{c.answered_in.version}" if c.answered_in_id else "")
+            for c in CorrectionRequest.objects.filter(run=run).select_related("answered_in").order_by("pk")),
         dispositions=tuple(rendering.DispositionEntry(
             member=d.member, record=d.record, disposition=d.disposition, relation=d.relation, target=d.target,
             rationale=d.rationale, alternatives=d.alternatives) for d in standing.dispositions),

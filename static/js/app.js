@@ -1,4 +1,4 @@
-// Keyboard shortcuts for the reconciliation page (j/k move, a accept, r reject, c carry, ? help)
+// Keyboard shortcuts for the reconciliation page (j/k move, a accept, r reject, c carry, s send back, ? help)
 // and the htmx setting that lets a 409 (stale item) or 400 (bad input) replace the row
 // with the server's answer instead of being dropped.
 (function () {
@@ -38,6 +38,13 @@
     selectedId = row.id;
     if (focus !== false) row.focus({ preventScroll: true });
     if (scroll !== false) row.scrollIntoView({ block: "nearest" });
+  }
+
+  // s: "Request a correction" on the selected row's record (the corrections page's form, prefilled).
+  function sendBack() {
+    var row = selected();
+    var link = row && row.querySelector("a[data-correction]");
+    if (link) window.location.assign(link.href);
   }
 
   function isOpen(row) {
@@ -139,6 +146,7 @@
       case "a": press("accept"); break;
       case "r": press("reject"); break;
       case "c": press("carry"); break;
+      case "s": sendBack(); break;
       case "?": toggleHelp(); break;
       case "Escape": toggleHelp(false); return;
       default: return;

@@ -14,11 +14,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from records.archives import MANIFEST_NAME, manifest_fields, read_manifest, role_for_filename
+from records.archives import MANIFEST_NAME, manifest_fields, read_manifest, role_for_filename, sha256_hex
 from records.finding_groups import blocking_reasons
 from records.models import ImportedManifest
 from records.parsing import parse_report
-from records.services import current_versions, import_bundle, ingest_member_report
+from records.services import UploadRefused, current_versions, import_bundle, ingest_member_report
 from records.validation import MemberInput, RunFacts, validate_set
 from reviews.access import AGENT, REVIEWER
 from reviews.audit import Actor
@@ -59,9 +59,35 @@ class Command(BaseCommand):
         # The links form's example set (not a real run), loaded like a corpus run.
         for folder in sorted((shared / "examples" / "links-form").glob("AAS-*")):
             self.load_corpus_run(folder)
+            self.answer_round(folder.parent / "round-2", run_id=folder.name)
             demo_runs.append(folder.name)
         for run in Run.objects.filter(run_id__in=demo_runs).order_by("run_id"):
             self.say_whether_approvable(run)
+
+    def answer_round(self, folder: Path, *, run_id: str) -> None:
+        """The example's correction round: its verification's blocker on a member is a correction request
+        once the run is synced; each `<member>.md` of the round, uploaded with its `<member>-answers.md`,
+        answers it, and the request waits for the reviewer."""
+        run = Run.objects.filter(run_id=run_id).first()
+        if run is None or not folder.is_dir():
+            return
+        loaded = {v.sha256 for v in current_versions(run)}
+        for report in sorted(folder.glob("*.md")):
+            if report.name.endswith("-answers.md"):
+                continue
+            role, answers = role_for_filename(report.name), folder / f"{report.stem}-answers.md"
+            if role is None or not answers.is_file() or sha256_hex(report.read_bytes()) in loaded:
+                continue
+            try:
+                version, created = ingest_member_report(run=run, role=role, filename=report.name,
+                                                        content=report.read_bytes(), actor=self.actor,
+                                                        answers=answers.read_text(encoding="utf-8"))
+            except UploadRefused as refused:
+                self.stdout.write(f"{run_id}: the {role} correction round is not loaded yet ({refused.message}); "
+                                  "once a worker has synced the run, `load_demo` again loads it")
+                continue
+            if created:
+                self.stdout.write(f"{run_id}: {role} v{version.version} answers the verification's request")
 
     def say_whether_approvable(self, run: Run) -> None:
         """Validate the run's current members here (the worker may not have run yet) and say what blocks it.

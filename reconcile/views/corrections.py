@@ -1,0 +1,130 @@
+"""Sending work back (DESIGN §5): the corrections page and panel, the forms that raise and settle
+requests, and the diff of two member versions."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from records.models import MemberReport, MemberVersion, Role
+from reviews.access import DECIDE, PROPOSE, READ_RUNS, has_any_role, run_for
+from reviews.audit import Actor
+
+from .. import services
+from ..models import CorrectionRequest
+from ..services import corrections
+from ..version_diff import record_changes, version_diff
+from .rows import word_diff_html
+
+VERBS = {"resolve", "reopen", "withdraw", "reply"}
+
+
+def corrections_context(request, run, *, member: str = "") -> dict:
+    """What `reconcile/_corrections.html` needs: the requests (of one member, or all) with their threads."""
+    found = (CorrectionRequest.objects.filter(run=run).select_related("answered_in", "answered_against")
+             .prefetch_related("replies").order_by("raised_at", "id"))
+    if member:
+        found = found.filter(member=member)
+    members = list(MemberReport.objects.filter(run=run, current_version__isnull=False)
+                   .order_by("role").values_list("role", flat=True))
+    return {"run": run, "requests": list(found), "member": member, "members": members,
+            "can_decide": has_any_role(request.user, DECIDE) and run.status not in services.LOCKED_STATUSES,
+            "can_reply": corrections.may_reply(request.user, run) and run.status not in services.LOCKED_STATUSES,
+            "prefill": {"member": request.GET.get("member", member), "record": request.GET.get("record", ""),
+                        "line": request.GET.get("line", "")},
+            "actor_label": Actor.for_request(request).label}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_corrections(request, run_id: str):
+    """GET: the run's correction requests (the member page loads one member's as a fragment, `?member=`).
+    POST: raise one (reviewer)."""
+    if request.method == "GET":
+        run = run_for(request, run_id, allowed=READ_RUNS, action="read")
+        member = request.GET.get("member", "")
+        if member and member not in Role.values:
+            raise Http404("no such member")
+        context = corrections_context(request, run, member=member if request.htmx else "")
+        template = "reconcile/corrections.html#corrections-list" if request.htmx else "reconcile/corrections.html"
+        return render(request, template, context)
+    run = run_for(request, run_id, allowed=DECIDE, action="correction.request")
+    line = request.POST.get("line", "").strip()
+    try:
+        made = corrections.raise_correction(
+            run=run, member=request.POST.get("member", ""), record_id=request.POST.get("record", ""),
+            line=int(line) if line.isdigit() else None, text=request.POST.get("text", ""),
+            actor=Actor.for_request(request))
+    except (services.StateConflict, services.ProposalError) as error:
+        messages.error(request, f"Not sent: {error.message}")
+        return redirect(reverse("run-corrections", args=[run.run_id]) + "#raise")
+    messages.success(request, f"Correction request #{made.pk} sent to the {made.member} analyst.")
+    return redirect(reverse("run-corrections", args=[run.run_id]) + f"#correction-{made.pk}")
+
+
+@login_required
+@require_POST
+def correction_action(request, run_id: str, correction_id: int, verb: str):
+    if verb not in VERBS:
+        raise Http404("no such action")
+    run = run_for(request, run_id, allowed=PROPOSE if verb == "reply" else DECIDE, action=f"correction.{verb}")
+    item = get_object_or_404(CorrectionRequest, run=run, pk=correction_id)
+    actor = Actor.for_request(request)
+    version = request.POST.get("version", "")
+    expected = int(version) if version.isdigit() else None
+    try:
+        if verb == "resolve":
+            corrections.resolve_correction(request=item, actor=actor, expected_version=expected)
+        elif verb == "reopen":
+            corrections.reopen_correction(request=item, reason=request.POST.get("reason", ""), actor=actor,
+                                          expected_version=expected)
+        elif verb == "withdraw":
+            corrections.withdraw_correction(request=item, reason=request.POST.get("reason", ""), actor=actor,
+                                            expected_version=expected)
+        else:
+            if not corrections.may_reply(request.user, run):
+                raise services.InvalidDecision("only reviewers and the agents of this run reply here")
+            corrections.reply_to_correction(request=item, text=request.POST.get("text", ""), actor=actor)
+    except services.StaleVersion as error:
+        messages.error(request, f"Not saved: request #{item.pk} changed meanwhile (it is {error.current.state} now); "
+                                "here it is as it is.")
+    except (services.StateConflict, services.ProposalError) as error:
+        messages.error(request, f"Not saved: {error.message}")
+    else:
+        messages.success(request, {"resolve": f"Request #{item.pk} resolved.", "reopen": f"Request #{item.pk} reopened.",
+                                   "withdraw": f"Request #{item.pk} withdrawn.", "reply": "Reply added."}[verb])
+    if request.htmx:
+        return render(request, "reconcile/corrections.html#corrections-list", corrections_context(request, run))
+    return redirect(reverse("run-corrections", args=[run.run_id]) + f"#correction-{item.pk}")
+
+
+def _versions(run, role: str, request) -> tuple[MemberVersion, MemberVersion]:
+    member = get_object_or_404(MemberReport, run=run, role=role)
+    numbers = {}
+    for name in ("from", "to"):
+        value = request.GET.get(name, "")
+        numbers[name] = int(value) if value.isdigit() else None
+    latest = member.current_version.version if member.current_version_id else 1
+    to = numbers["to"] or latest
+    frm = numbers["from"] or max(1, to - 1)
+    found = {v.version: v for v in MemberVersion.objects.filter(member=member, version__in=[frm, to])
+             .select_related("member").defer("content")}
+    if frm not in found or to not in found:
+        raise Http404(f"the {role} report has no version {frm if frm not in found else to}")
+    return found[frm], found[to]
+
+
+@login_required
+@require_GET
+def member_diff(request, run_id: str, role: str):
+    """Two versions of a member side by side: records added, removed and changed, findings, answers."""
+    run = run_for(request, run_id, allowed=READ_RUNS, action="read")
+    old, new = _versions(run, role, request)
+    data = version_diff(run=run, old=old, new=new)
+    changed = [(c, word_diff_html(c.old_label, c.new_label), word_diff_html(c.old_body, c.new_body))
+               for c in record_changes(old, new)]
+    return render(request, "reconcile/member_diff.html", {"run": run, "role": role, "old": old, "new": new,
+                                                          "diff": data, "changes": changed})
