@@ -105,7 +105,8 @@ class Command(BaseCommand):
         if not errors:
             self.stdout.write(f"{run.run_id}: no validation errors ({warnings} warning{'s' if warnings != 1 else ''} "
                               "before the quotation check); "
-                              "approvable once its mappings and issues are decided")
+                              "approvable once its decisions are made and no correction request is pending "
+                              f"(its blockers: /runs/{run.run_id}/reconcile/blockers/)")
             return
         reasons = "; ".join(blocking_reasons(findings, roles=[v.member.role for v in versions]))
         self.stdout.write(f"{run.run_id}: cannot be approved, {errors} validation error{'s' if errors != 1 else ''}: {reasons}")
