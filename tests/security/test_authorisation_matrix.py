@@ -21,6 +21,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
 from reconcile.models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
+from reconcile.services import corrections
 from records.models import MemberVersion
 from records.services.snapshots import upload_source_snapshot
 from reviews.audit import Actor
@@ -139,6 +140,19 @@ EXPECTED: dict[tuple[str, str], Row] = {
     (R + "source/", "POST"): api(UPLOADERS, ALLOWED),
     (R + "revise/", "POST"): api(DECIDERS, ALLOWED),  # "a reviewer revises" a final run (§3)
     ("api/runs/import/", "POST"): api(UPLOADERS, ALLOWED),
+    ("api/keys/", "GET"): public(200),  # an auditor checks signatures offline against them
+    # Correction requests (issue 19): reviewers raise and settle; reviewers and the run's agents reply.
+    (R + "corrections/", "GET"): api(EVERY_ROLE),
+    (R + "corrections/", "POST"): api(DECIDERS, ALLOWED),
+    (R + "corrections/<int:correction_id>/resolve/", "POST"): api(DECIDERS, ALLOWED),
+    (R + "corrections/<int:correction_id>/reopen/", "POST"): api(DECIDERS, ALLOWED),
+    (R + "corrections/<int:correction_id>/withdraw/", "POST"): api(DECIDERS, ALLOWED),
+    (R + "corrections/<int:correction_id>/replies/", "POST"): api({PARTICIPANT, REVIEWER, ADMIN}, ALLOWED),
+    (R + "members/<str:member_id>/diff/", "GET"): api(EVERY_ROLE),
+    (P + "corrections/", "GET"): page(EVERY_ROLE),
+    (P + "corrections/", "POST"): page(DECIDERS, ALLOWED),
+    (P + "corrections/<int:correction_id>/<str:verb>/", "POST"): page(DECIDERS, ALLOWED),
+    (P + "members/<str:role>/diff/", "GET"): page(EVERY_ROLE),
 }
 
 # Methods of function views (DRF views' methods are read from their classes).
@@ -215,7 +229,9 @@ def world(db, run_factory):
         "mapping_id": Mapping.objects.filter(run=run).first().pk,
         "decision_id": IssueDecision.objects.filter(run=run).first().pk,
         "issue_id": IssueDecision.objects.filter(run=run).first().pk,
-        "amendment_id": amendment.pk, "canonical_id": canonical.pk,
+        "amendment_id": amendment.pk, "canonical_id": canonical.pk, "verb": "resolve",
+        "correction_id": corrections.raise_correction(run=run, member="memory", text="Cite the file.",
+                                                      actor=Actor("user:reviewer-m")).pk,
     }
     callers = {ANONYMOUS: (APIClient(), Client())}
     names = {AGENT: ("agent-outside", "agent"), PARTICIPANT: ("agent-1", "agent"), REVIEWER: ("reviewer-m", "reviewer"),
