@@ -134,7 +134,7 @@ def _amendments(versions: list[MemberVersion]) -> list[d.AmendmentFact]:
 
 def _pending_corrections(run: Run) -> list[d.Blocker]:
     """A correction request open (waiting for the analyst) or answered (waiting for a reviewer) blocks approval."""
-    page = reverse("run-reconcile", args=[run.run_id]) + "#corrections"
+    page = reverse("run-corrections", args=[run.run_id]) + "#correction"
     found = []
     for pk, member, record_id, state, text in (CorrectionRequest.objects.filter(
             run=run, state__in=(CorrectionRequest.State.OPEN, CorrectionRequest.State.ANSWERED))
