@@ -7,7 +7,7 @@ import pytest
 import rfc8785
 
 from reviews.audit import GENESIS, Actor, record_event
-from reviews.models import AuditEvent
+from reviews.models import AuditEvent, DenialTally
 from tests.conftest import _persona
 
 pytestmark = pytest.mark.django_db
@@ -132,7 +132,10 @@ def test_another_agent_is_refused_and_the_denial_is_audited(agent, run_factory):
         assert response.json()["error"]["code"] == "permission_denied"
         assert "agent that took part" in response.json()["error"]["message"]
     denials = AuditEvent.objects.filter(run=run, action="permission.denied", actor="token:agent-2")
-    assert denials.count() == 2 and denials.first().after == {"attempted": "read audit", "roles": ["agent"]}
+    # The two denials within a minute are one event, its count kept beside it (issue 24: folded denials).
+    assert denials.count() == 1 and denials.first().after == {"attempted": "read audit", "roles": ["agent"],
+                                                             "count": 1, "fold_seconds": 60}
+    assert DenialTally.objects.get(run=run, actor="token:agent-2").count == 2
     # A denial is not taking part: asking again does not open the trail.
     assert other.get(f"/api/runs/{run.run_id}/audit/").status_code == 403
     assert agent.get(f"/api/runs/{run.run_id}/audit/").status_code == 200
