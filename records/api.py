@@ -22,7 +22,7 @@ from reviews.audit import Actor
 from reviews.models import Run
 from reviews.parsers import JSONParser  # refuses JSON nested too deep with a 400
 
-from . import services
+from . import parsed, services
 from .api_schema import (
     BundleImportReplySerializer,
     BundleUploadSerializer,
@@ -44,6 +44,7 @@ from .serializers import (
     full_counts,
     member_version_data,
 )
+from .verification import VERIFICATION_ROLES, verification_data
 
 REFUSAL_STATUS = {
     services.ReportTooLarge: 413,
@@ -189,6 +190,8 @@ class MemberDetailView(APIView):
             "versions": VersionSummarySerializer(versions, many=True).data,
             "findings": found,
         }
+        if current and member.role in VERIFICATION_ROLES:
+            data |= verification_data(parsed.version_report(current), author=f"{member.role} v{current.version}")
         return Response(data)
 
 

@@ -66,6 +66,21 @@ class FindingCountsSerializer(serializers.Serializer):
     warnings = serializers.IntegerField(min_value=0)
 
 
+class BlockerRequestSerializer(serializers.Serializer):
+    addressee = serializers.CharField(allow_blank=True)
+    record_id = serializers.CharField(allow_blank=True)
+    line = serializers.IntegerField()
+    text = serializers.CharField()
+    author = serializers.CharField()
+    source = serializers.CharField()
+
+
+class LimitSerializer(serializers.Serializer):
+    line = serializers.IntegerField()
+    text = serializers.CharField()
+    references = serializers.ListField(child=serializers.CharField())
+
+
 class MemberDetailSerializer(MemberSummarySerializer):
     status_reason = serializers.CharField(allow_blank=True)
     doc_type = serializers.CharField(allow_blank=True)
@@ -73,6 +88,9 @@ class MemberDetailSerializer(MemberSummarySerializer):
     front_matter = serializers.JSONField()
     versions = VersionSummarySerializer(many=True)
     findings = FindingCountsSerializer()
+    # On verification members only: their Blockers, as the correction requests they raise, and their Limits.
+    blockers = BlockerRequestSerializer(many=True, required=False)
+    limits = LimitSerializer(many=True, required=False)
 
 
 class ValidationReplySerializer(serializers.Serializer):

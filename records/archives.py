@@ -56,6 +56,9 @@ ROLE_BY_FILENAME = {
     "memory-profile.md": "memory-profile",
     "synthesis.md": "synthesis",
     "result.md": "result",
+    "report-verification.md": "report-verification",
+    "profile-verification.md": "profile-verification",
+    "synthesis-verification.md": "synthesis-verification",
     # How an exported run names an imported finished result, so that it cannot collide
     # with the export's own result.md (see member_filename).
     "imported-result.md": "result",

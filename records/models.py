@@ -17,6 +17,10 @@ class Role(models.TextChoices):
     MEMORY_PROFILE = "memory-profile"
     SYNTHESIS = "synthesis"
     VERIFICATION = "verification"
+    # The links form's verification members (DESIGN §1): one each for the reports, the profile and the synthesis.
+    REPORT_VERIFICATION = "report-verification"
+    PROFILE_VERIFICATION = "profile-verification"
+    SYNTHESIS_VERIFICATION = "synthesis-verification"
     RESULT = "result"
 
 
@@ -24,7 +28,7 @@ class MemberReport(models.Model):
     """One member of a run: one per role. Its bytes live in its versions."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="members")
-    role = models.CharField(max_length=20, choices=Role.choices)
+    role = models.CharField(max_length=30, choices=Role.choices)
     current_version = models.ForeignKey(
         "MemberVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -4,7 +4,8 @@ from rest_framework import serializers
 
 from .models import Finding, IntegrationIssue, MemberVersion, Record
 
-COUNT_KEYS = ("declarations", "annotations", "integration_issues", "sources", "mappings", "quotations", "references")
+COUNT_KEYS = ("declarations", "annotations", "integration_issues", "sources", "mappings", "quotations", "references",
+              "citations", "mentions", "blockers", "limits")
 
 
 def full_counts(counts: dict | None) -> dict[str, int]:
@@ -21,7 +22,12 @@ class CountsSerializer(serializers.Serializer):
     sources = serializers.IntegerField(min_value=0)
     mappings = serializers.IntegerField(min_value=0)
     quotations = serializers.IntegerField(min_value=0)
-    references = serializers.IntegerField(min_value=0)
+    references = serializers.IntegerField(min_value=0)  # in the links form: its citations
+    # The links form only (0 in older generations): citations, bare-ID mentions, a verification's entries.
+    citations = serializers.IntegerField(min_value=0)
+    mentions = serializers.IntegerField(min_value=0)
+    blockers = serializers.IntegerField(min_value=0)
+    limits = serializers.IntegerField(min_value=0)
 
 
 class MemberVersionSerializer(serializers.ModelSerializer):

@@ -57,7 +57,7 @@ def test_counts_are_integers(schema):
                       ["application/json"]["schema"])
     counts = resolve(schema, version["properties"]["counts"])
     assert set(counts["properties"]) == {"declarations", "annotations", "integration_issues", "sources", "mappings",
-                                         "quotations", "references"}
+                                         "quotations", "references", "citations", "mentions", "blockers", "limits"}
     assert {prop["type"] for prop in counts["properties"].values()} == {"integer"}
     detail = resolve(schema, schema["paths"]["/api/runs/{run_id}/"]["get"]["responses"]["200"]["content"]
                      ["application/json"]["schema"])
