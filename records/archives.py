@@ -136,6 +136,11 @@ def member_filename(role: str) -> str:
     return "imported-result.md" if role == "result" else f"{role}.md"
 
 
+def manifest_fields(manifest: Mapping) -> dict:
+    """The manifest's fields other than its pins (`type`, `worker:`, …), as read."""
+    return {str(key): value for key, value in manifest.items() if key != "members"} if isinstance(manifest, Mapping) else {}
+
+
 def role_for_filename(name: str) -> str | None:
     if name in ROLE_BY_FILENAME:
         return ROLE_BY_FILENAME[name]

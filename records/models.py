@@ -288,3 +288,15 @@ class ValidationRequest(models.Model):
 
     run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="validation_request")
     requested_at = models.DateTimeField(default=timezone.now)
+
+
+class ImportedManifest(models.Model):
+    """What an imported run directory's `ARTIFACT.yaml` said beside its pins (the links form's `worker:`
+    block and the like), kept as it was read; the run page shows it."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="imported_manifest")
+    fields = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.run.run_id}/ARTIFACT.yaml"

@@ -3,7 +3,8 @@
 Pure: the `ARTIFACT.yaml` mapping and the member files' bytes in, the fields
 `reviews.services.create_run` takes out. Each field is taken from the first
 place that states it: the manifest, then the overview, the boundary, the
-result, then every other member by file name. The run ID and the reviewed
+result, then every other member by file name; a set without an overview
+(the links form) takes its system from the source repository it names. The run ID and the reviewed
 boundary are the set's identity: members that disagree on them refuse the
 import, naming the files, since validation would report every one of them.
 """
@@ -41,6 +42,14 @@ class IdentityError(Exception):
         self.problems = problems
 
 
+def source_identity(front: Mapping) -> str:
+    """The source repository a member's front matter names: `source: {identity: …}` or `source-identity`."""
+    source = front.get("source")
+    value = source.get("identity") if isinstance(source, Mapping) else None
+    value = value or front.get("source-identity")
+    return str(value).strip() if value else ""
+
+
 def identity_of(manifest: Mapping, members: Mapping[str, bytes]) -> dict:
     """`create_run` fields read from the manifest and the members' front matter.
 
@@ -72,6 +81,12 @@ def identity_of(manifest: Mapping, members: Mapping[str, bytes]) -> dict:
     if "title" not in identity:
         identity["title"] = next((title for _, _, title in sources if title), "") or next(
             (str(front["description"]).strip() for _, front, _ in sources if str(front.get("description") or "").strip()), "")
+    if "system" not in identity:
+        # The links form's sets have no overview yet (code writes it later): the system is the
+        # repository the boundary's `source.identity` (or a member's `source-identity`) names.
+        identity_url = next((url for _, front, _ in sources if (url := source_identity(front))), "")
+        if identity_url:
+            identity["system"] = identity_url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
     if "run_date" not in identity and "run_id" in identity:
         m = _RUN_ID_DATE.match(identity["run_id"])
         if m:
@@ -81,7 +96,7 @@ def identity_of(manifest: Mapping, members: Mapping[str, bytes]) -> dict:
         if not identity.get(field):
             problems.append(
                 f"{FRONT_MATTER_KEYS[field]}: neither {MANIFEST} nor any member's front matter states it; "
-                "add it to the overview's front matter"
+                "add it to the overview's or the boundary's front matter"
             )
     if problems:
         raise IdentityError(problems)

@@ -4,6 +4,8 @@ from __future__ import annotations
 from django.db import transaction
 
 from records import run_identity
+from records.archives import manifest_fields
+from records.models import ImportedManifest
 from records.services import BundleRefused, ingest_bundle, read_bundle
 from reviews.audit import Actor
 from reviews.models import Run
@@ -25,4 +27,5 @@ def import_run(*, archive: bytes, actor: Actor, user=None) -> tuple[Run, list]:
     with transaction.atomic():
         run = create_run(actor=actor, user=user, **identity)
         results = ingest_bundle(run=run, bundle=bundle, actor=actor)
+        ImportedManifest.objects.create(run=run, fields=manifest_fields(manifest))
     return run, results

@@ -37,7 +37,8 @@ def test_load_demo_names_the_demo_runs_that_cannot_be_approved_and_why(monkeypat
         assert "cannot be approved" in lines[run_id], text
         assert "runtime records (RT-…) that are not in the run" in lines[run_id]
     for run_id in ("AAS-2026-09-25-supermemory-02", "AAS-2026-10-02-dynamic-cheatsheet-01",
-                   "AAS-2026-10-02-instinctual-memory-02", "AAS-2026-09-26-mem0-02"):
+                   "AAS-2026-10-02-instinctual-memory-02", "AAS-2026-09-26-mem0-02",
+                   "AAS-2026-12-01-tinycache-0123456789ab-01"):
         assert "no validation errors" in lines[run_id], text
     again = io.StringIO()
     call_command("load_demo", stdout=again)  # idempotent, and it says so again

@@ -1,4 +1,4 @@
-"""Demo data for `make run`: a reviewer and an agent, the seeds and the corpus runs as runs.
+"""Demo data for `make run`: a reviewer and an agent, the seeds, the corpus runs and the links-form example set as runs.
 
 Idempotent: a run that exists is left as it is, so `make run` can be repeated.
 Each time it ends by saying which demo runs cannot be approved and why (their
@@ -14,8 +14,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from records.archives import MANIFEST_NAME, role_for_filename
+from records.archives import MANIFEST_NAME, manifest_fields, read_manifest, role_for_filename
 from records.finding_groups import blocking_reasons
+from records.models import ImportedManifest
 from records.parsing import parse_report
 from records.services import current_versions, import_bundle, ingest_member_report
 from records.validation import MemberInput, RunFacts, validate_set
@@ -55,6 +56,10 @@ class Command(BaseCommand):
             for folder in sorted(p for p in corpus.iterdir() if p.is_dir()):
                 self.load_corpus_run(folder)
                 demo_runs.append(folder.name)
+        # The links form's example set (not a real run), loaded like a corpus run.
+        for folder in sorted((shared / "examples" / "links-form").glob("AAS-*")):
+            self.load_corpus_run(folder)
+            demo_runs.append(folder.name)
         for run in Run.objects.filter(run_id__in=demo_runs).order_by("run_id"):
             self.say_whether_approvable(run)
 
@@ -107,7 +112,8 @@ class Command(BaseCommand):
         if Run.objects.filter(run_id=run_id).exists():
             return
         files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
-        leading = files.get("overview.md") or files.get("result.md") or next(iter(files.values()), b"")
+        leading = (files.get("overview.md") or files.get("result.md") or files.get("boundary.md")
+                   or next(iter(files.values()), b""))
         meta = parse_report(leading.decode("utf-8", "replace")).front_matter
         run = create_run(
             actor=self.actor, run_id=run_id, system=str(meta.get("system") or run_id.split("-")[4]),
@@ -123,6 +129,7 @@ class Command(BaseCommand):
                 for name, data in files.items():
                     archive.writestr(name, data)
             import_bundle(run=run, archive=buffer.getvalue(), actor=self.actor)
+            ImportedManifest.objects.get_or_create(run=run, defaults={"fields": manifest_fields(read_manifest(files))})
         else:
             for name, data in files.items():
                 role = role_for_filename(name)
