@@ -141,3 +141,16 @@ def test_it_links_the_result_once_the_run_is_final(browser, run_factory):
     run.save(update_fields=["status"])
     html = browser.get(f"/runs/{run.run_id}/").content.decode()
     assert f'<a href="/runs/{run.run_id}/result/" class="button">Result</a>' in html
+
+
+@pytest.mark.django_db
+def test_it_renders_labels_and_finding_messages_isolated_so_a_control_cannot_reorder_the_page(
+        browser, run_factory, django_capture_on_commit_callbacks):
+    """Issue 25 item 5 / DESIGN §6: "pages render labels isolated (`<bdi>`)"."""
+    text = seed_bytes("002").decode().replace("Label: Document content", "Label: \u202eDocument content", 1)
+    assert "\u202e" in text
+    run = run_factory()
+    ingest(run, "memory", text.encode(), django_capture_on_commit_callbacks)
+    html = browser.get(f"/runs/{run.run_id}/members/memory/").content.decode()
+    assert "<bdi>\u202e" in html
+    assert "<bdi>MEM-OBJ-document-content</bdi>" in html
