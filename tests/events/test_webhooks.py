@@ -164,3 +164,14 @@ def _request_correction(agent, run_factory):
     record_event(run=run, actor=Actor("token:reviewer-1"), action="correction.requested",
                  object_type="correction_request", object_id=1, after={"text": "cite it"})
     return run
+
+
+def test_it_delivers_through_a_real_worker_after_the_upload_commits(agent, worker, private_ok):
+    with Receiver() as receiver:
+        made = subscribe(agent, receiver.url, event_types=["member.validated"])
+        response = agent.post("/api/runs/", {**_run_fields(), "run_id": "AAS-2026-09-25-hooks-02"}, format="json")
+        assert response.status_code == 201, response.content
+        upload(agent, "AAS-2026-09-25-hooks-02")
+        wait_until(receiver.payloads, "a delivery from the worker", timeout=60)
+    payload = verified(made["secret"], receiver.received[0])
+    assert (payload["type"], payload["data"]["run"]) == ("member.validated", "AAS-2026-09-25-hooks-02")
