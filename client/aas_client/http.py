@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import mimetypes
-import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -76,14 +75,14 @@ class Api:
             data, headers["Content-Type"] = multipart(form)
         request = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 — the user's URL
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 return response.status, _decoded(response.read())
         except urllib.error.HTTPError as error:
             body = _decoded(error.read())
             found = body.get("error", {}) if isinstance(body, dict) else {}
             raise ApiRefusal(error.code, found.get("code", "http_error"),
                              found.get("message") or str(body or error.reason)[:500], found.get("details")) from None
-        except (urllib.error.URLError, socket.timeout, ConnectionError) as error:
+        except (TimeoutError, urllib.error.URLError, ConnectionError) as error:
             raise Unreachable(f"{self.base} did not answer: {getattr(error, 'reason', error)}") from None
 
     def get(self, path: str, **query):

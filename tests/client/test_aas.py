@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -25,7 +24,7 @@ def aas(tmp_path):
 
     def run(*args, timeout=120):
         done = subprocess.run([sys.executable, "-m", "aas_client.cli", *args], capture_output=True, text=True,
-                              env=env, timeout=timeout, cwd=tmp_path)
+                              check=False, env=env, timeout=timeout, cwd=tmp_path)
         return done.returncode, done.stdout, done.stderr
 
     return run

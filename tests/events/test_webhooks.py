@@ -87,7 +87,9 @@ def test_it_delivers_member_validated_signed_with_the_subscriptions_secret(agent
     payload = verified(made["secret"], request)
     assert payload["data"]["run"] == "AAS-2026-09-25-hooks-01" and payload["data"]["action"] == "run.validated"
     assert request["headers"]["webhook-id"].startswith("msg_")
-    with pytest.raises(Exception):
+    from standardwebhooks.webhooks import WebhookVerificationError
+
+    with pytest.raises(WebhookVerificationError):
         verified("whsec_" + "A" * 43, request)
 
 
