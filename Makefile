@@ -34,3 +34,4 @@ test: install
 bench: install
 	DEBUG=1 $(PY) bench/benchmark.py $(BENCH_ARGS)
 	DEBUG=1 $(PY) bench/verify_bench.py
+	DEBUG=1 $(PY) bench/delivery_bench.py

@@ -245,7 +245,22 @@ CELERY_BEAT_SCHEDULE = {
         "task": "results.tasks.sweep_unfinished_finalizations",
         "schedule": PIPELINE_SWEEP_EVERY_SECONDS,
     },
+    "sweep-webhook-deliveries": {
+        "task": "events.tasks.sweep_webhook_deliveries",
+        "schedule": PIPELINE_SWEEP_EVERY_SECONDS,
+    },
 }
+
+# Webhooks (DESIGN.md §9, §10): https to public addresses only unless WEBHOOK_ALLOW_PRIVATE=1 (tests,
+# local set-ups); attempt n+1 waits base × 4^(n-1); a subscription whose attempts fail this many
+# times in a row is disabled. WEBHOOK_SECRET_KEY (default: SECRET_KEY) encrypts the signing secrets.
+WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", False)
+WEBHOOK_RETRY_BASE_MS = env_int("WEBHOOK_RETRY_BASE_MS", 30_000)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 5)
+WEBHOOK_DISABLE_AFTER_FAILURES = env_int("WEBHOOK_DISABLE_AFTER_FAILURES", 15)
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+WEBHOOK_STUCK_AFTER_SECONDS = env_int("WEBHOOK_STUCK_AFTER_SECONDS", 300)
+WEBHOOK_SECRET_KEY = os.environ.get("WEBHOOK_SECRET_KEY", "")
 
 # Caches. "limits" holds the API request counts and the failed-login counts (reviews/limits.py).
 # With REDIS_URL it is Redis, so every worker process and host counts against one budget: keys

@@ -23,6 +23,7 @@ urlpatterns = [
     path("api/", include("records.api_urls")),
     path("api/", include("reconcile.api_urls")),
     path("api/", include("results.api_urls")),
+    path("api/", include("events.api_urls")),
     path("", include("reviews.urls")),
     path("", include("records.urls")),
     path("", include("reconcile.urls")),

@@ -6,3 +6,21 @@ class EventsConfig(AppConfig):
 
     name = "events"
     verbose_name = "Events for agents"
+
+    def ready(self) -> None:
+        # Imported here: the tasks import models, which need the app registry.
+        from reviews.audit import on_event_committed
+
+        from . import tasks
+        from .services import jobs
+
+        jobs.FAN_OUT.bind(tasks.fan_out_events)
+        jobs.DELIVER.bind(tasks.deliver_webhook)
+        on_event_committed(wake_fan_out)
+
+
+def wake_fan_out(event_pk: int) -> None:
+    """After an event's commit: the fan-out reads the trail from its mark (the event is in there)."""
+    from .services.jobs import FAN_OUT
+
+    FAN_OUT.send()

@@ -22,3 +22,9 @@ class ReconcileConfig(AppConfig):
         ANSWERS.bind(AnswerCheck())
         # The audit timeline's object links for mappings, issue decisions and amendments.
         register_all()
+        # Live pages keep polling while a correction request waits for its answer (reviews/polling.py).
+        from reviews.polling import register_pending
+
+        from .selectors import awaits_answers
+
+        register_pending(awaits_answers)

@@ -43,3 +43,10 @@ def decision_of(issue: IntegrationIssue) -> IssueDecision | None:
         return issue.decision
     except IssueDecision.DoesNotExist:
         return None
+
+
+def awaits_answers(run: Run) -> bool:
+    """Open correction requests wait for an agent's answer: the run's live regions keep polling for it."""
+    from .models import CorrectionRequest
+
+    return CorrectionRequest.objects.filter(run=run, state=CorrectionRequest.State.OPEN).exists()

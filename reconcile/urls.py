@@ -6,6 +6,7 @@ urlpatterns = [
     path("", views.runs_list, name="runs"),
     path("runs/<str:run_id>/reconcile/", views.run_reconcile, name="run-reconcile"),
     path("runs/<str:run_id>/reconcile/progress/", views.run_decision_progress, name="run-decision-progress"),
+    path("runs/<str:run_id>/reconcile/counters/", views.run_counters, name="run-reconcile-counters"),
     path("runs/<str:run_id>/reconcile/blockers/", views.run_blockers, name="run-blockers"),
     path("runs/<str:run_id>/reconcile/members/<str:role>/mappings/", views.member_mappings, name="member-mappings"),
     path("runs/<str:run_id>/reconcile/mappings/<int:mapping_id>/decide/", views.decide_mapping,

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from reviews.access import run_for
+from reviews.polling import poll, run_is_pending
 from reviews.models import Run
 
 from . import services
@@ -49,6 +50,9 @@ def pipeline_context(run: Run) -> dict:
 def run_detail(request, run_id: str):
     run = run_for(request, run_id)
     context = pipeline_context(run)
+    # The pipeline polls fast; a run that waits for answers to correction requests polls slowly.
+    context["poll"] = poll(request, pending=context["polling"] or run_is_pending(run),
+                           cap=5.0 if context["polling"] else 30.0)
     if request.htmx:
         return render(request, "records/run_detail.html#pipeline", context)
     report = services.latest_validation(run)

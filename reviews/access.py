@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
+from django.db import models
 from django.shortcuts import get_object_or_404
 
 from .audit import DENIED, Actor, record_denial
@@ -117,3 +118,17 @@ def check_audit_access(user, run: Run, *, actor: Actor) -> None:
     _deny(run, user=user, actor=actor, attempted="read audit")
     raise PermissionDenied("Reading this run's audit trail needs the auditor, reviewer or admin role, "
                            "or an agent that took part in the run.")
+
+
+def runs_with_readable_audit(user):
+    """The runs whose trail `user` may read, as a queryset (the rule of may_read_audit, in SQL):
+    every run for READ_AUDIT roles, for an agent the runs it created or any event of which, other
+    than a denial, names one of its labels; none for anyone else."""
+    roles = roles_of(user)
+    if roles & READ_AUDIT:
+        return Run.objects.all()
+    if AGENT not in roles:
+        return Run.objects.none()
+    took_part = (AuditEvent.objects.filter(actor__in=actor_labels_of(user), run__isnull=False)
+                 .exclude(action__in=NOT_PARTICIPATION).values("run_id"))
+    return Run.objects.filter(models.Q(created_by=user) | models.Q(pk__in=took_part))

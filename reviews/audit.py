@@ -49,7 +49,8 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 import rfc8785
 from django.core.serializers.json import DjangoJSONEncoder
@@ -67,6 +68,18 @@ DENIED = "permission.denied"
 FOLD_SECONDS = 60
 
 _UNSTORABLE_CHARS = re.compile("[\x00\ud800-\udfff]")
+
+# Called with each event's pk once the transaction that wrote it commits. An app above reviews (events,
+# which turns the trail into webhook deliveries) registers here from its AppConfig.ready, so reviews
+# never imports it. A hook is a wake-up, not the record: what it missed (a process that died between
+# the commit and the call) is still in the trail, and whoever it wakes reads the trail from its own mark.
+_committed_hooks: list[Callable[[int], None]] = []
+
+
+def on_event_committed(hook: Callable[[int], None]) -> None:
+    """Call `hook(event_pk)` after the commit of every event record_event writes (once per hook)."""
+    if hook not in _committed_hooks:
+        _committed_hooks.append(hook)
 
 
 @dataclass(frozen=True)
@@ -243,6 +256,8 @@ def record_event(
         event.save(force_insert=True)
         if run is not None:
             _advance_head(run, event)
+        for hook in _committed_hooks:
+            transaction.on_commit(partial(hook, event.pk))
         return event
 
 

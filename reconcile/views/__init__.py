@@ -22,7 +22,7 @@ from .corrections import correction_action, member_diff, run_corrections
 from .decisions import bulk_accept, decide_amendment, decide_issue, decide_mapping
 from .page import PAGE_ROWS, run_reconcile
 from .row_actions import propose_mapping, reject_canonical
-from .runs import member_mappings, run_blockers, run_decision_progress, runs_list
+from .runs import member_mappings, run_blockers, run_counters, run_decision_progress, runs_list
 
 __all__ = [
     "PAGE_ROWS",
@@ -37,6 +37,7 @@ __all__ = [
     "reject_canonical",
     "run_blockers",
     "run_corrections",
+    "run_counters",
     "run_decision_progress",
     "run_reconcile",
     "runs_list",

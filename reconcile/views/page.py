@@ -25,6 +25,7 @@ from ..panels import blockers_context
 from ..word_diffs import stored_diffs
 from ..forms import BulkAcceptForm, PageFilterForm
 from ..models import CanonicalRecord, Decidable, Mapping
+from .runs import counters_context
 from .context import (KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _progress, _targets_by_kind)
 from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, word_diff_html, _grouped)
 
@@ -99,7 +100,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         **_issues_panel(request, run, members, selected, issues_scope),
         "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
         "targets_by_kind": _targets_by_kind(canonicals, kinds_present),
-        "progress": _progress(run),
+        **counters_context(request, run),
         **(controls := _controls(request, run)),
         # The page's rows are the picked member's, which the URL may not name yet.
         "correction_base": controls["correction_base"] and (

@@ -14,10 +14,12 @@ from django.views.decorators.http import require_GET
 from records.run_findings import validation_counts
 from reviews.access import READ_RUNS, check_role, run_for
 from reviews.models import Run
+from reviews.polling import poll
 
-from .. import dispositions
+from .. import dispositions, selectors
 from ..blockers import run_standing
 from ..services import corrections
+from .context import _progress
 from ..models import AmendmentDecision, Decidable, IssueDecision, Mapping
 
 
@@ -78,7 +80,15 @@ def runs_list(request):
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     progress = _progress_by_run([run.pk for run in page])
     findings = validation_counts(page)
-    return render(request, "reconcile/runs_list.html", {
+    # The list refreshes itself while a listed run is in the pipeline or waits for a correction's answer.
+    pending = any(run.status in (Run.Status.VALIDATING, Run.Status.FINALIZING) or progress[run.pk]["corrections_open"]
+                  for run in page)
+    live = poll(request, pending=pending, cap=30.0)
+    kept = {k: v for k, v in request.GET.items() if k != "poll"}
+    template = "reconcile/runs_list.html#runs-table" if request.htmx else "reconcile/runs_list.html"
+    return render(request, template, {
+        "poll": live,
+        "poll_url": f"?{urlencode(dict(kept, poll=live['next']))}" if live else "",
         "page": page,
         "rows": [{"run": run, "progress": progress[run.pk], "findings": findings[run.pk]} for run in page],
         "statuses": Run.Status.choices,
@@ -95,6 +105,21 @@ def run_decision_progress(request, run_id: str):
     """The run's decision progress alone: the run page loads it (records does not import reconcile)."""
     run = run_for(request, run_id, allowed=READ_RUNS, action="read")
     return render(request, "reconcile/_decision_progress.html", {"run": run, "p": _progress_by_run([run.pk])[run.pk]})
+
+
+def counters_context(request, run: Run) -> dict:
+    """The counters with their polling: on while the pipeline runs or a correction waits for its answer."""
+    pending = run.status == Run.Status.VALIDATING or selectors.awaits_answers(run)
+    return {"run": run, "progress": _progress(run), "poll": poll(request, pending=pending, cap=30.0)}
+
+
+@login_required
+@require_GET
+def run_counters(request, run_id: str):
+    """The reconciliation page's counters alone, polled while the run's pipeline runs or a correction
+    request waits for its answer (a sync after validation moves them)."""
+    run = run_for(request, run_id, allowed=READ_RUNS, action="read")
+    return render(request, "reconcile/_counters.html", counters_context(request, run))
 
 
 @login_required

@@ -41,7 +41,7 @@ def test_it_lists_members_with_hash_counts_and_links(browser, run_factory, djang
     assert "18 declared · 5 annotated" in html
     assert f"/api/runs/{run.run_id}/members/memory/raw" in html
     assert f'href="/runs/{run.run_id}/reconcile/"' in html and f'href="/runs/{run.run_id}/audit/"' in html
-    assert 'hx-trigger="every 2s"' not in html  # everything finished: no polling
+    assert 'hx-trigger="load delay:' not in html  # everything finished: no polling
     # Findings grouped by member link to the line on the member page.
     assert f"/runs/{run.run_id}/members/memory/#L" in html
     assert "unresolved-reference" in html
@@ -52,7 +52,7 @@ def test_it_polls_while_the_pipeline_is_working(browser, run_factory, django_cap
     run = run_factory()
     ingest(run, "workflow", seed_bytes("001"), django_capture_on_commit_callbacks, execute=False)
     html = browser.get(f"/runs/{run.run_id}/").content.decode()
-    assert 'hx-trigger="every 2s"' in html
+    assert 'hx-trigger="load delay:1.0s"' in html
     assert '<li class="done current">received</li>' in html
 
 
@@ -64,7 +64,7 @@ def test_it_returns_only_the_pipeline_partial_for_htmx(browser, run_factory, dja
     html = response.content.decode()
     assert html.lstrip().startswith('<section id="pipeline"')
     assert "<html" not in html and "Validation" not in html
-    assert 'hx-trigger="every 2s"' in html
+    assert 'hx-trigger="load delay:1.0s"' in html
     MemberVersion.objects.update(status=MemberVersion.Status.VALIDATED)
     run.status = "in_review"
     run.save(update_fields=["status"])

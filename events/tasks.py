@@ -1,0 +1,24 @@
+"""Celery tasks of the events app: a few lines each, calling a service; they own the retry policy."""
+from __future__ import annotations
+
+from celery import shared_task
+
+from . import services
+
+
+@shared_task(acks_late=True)
+def fan_out_events() -> int:
+    return services.fan_out()
+
+
+@shared_task(acks_late=True)
+def deliver_webhook(delivery_id: int) -> None:
+    # Exponential backoff: a failed attempt that may be retried comes back after the delay it names.
+    retry_in = services.attempt_delivery(delivery_id=delivery_id)
+    if retry_in is not None:
+        deliver_webhook.apply_async(args=[delivery_id], countdown=retry_in)
+
+
+@shared_task(acks_late=True)
+def sweep_webhook_deliveries() -> int:
+    return services.sweep_deliveries()
