@@ -1,0 +1,214 @@
+"""The upload parts of the benchmark (DESIGN §11 "uploads"): gunicorn under 8 uploading clients against the
+trivial endpoint, and the in-process profile of one upload request."""
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import uuid
+
+
+from bench_common import ROOT, delete_queue, free_port, report, seed_files
+
+
+def profile_uploads(redis_url: str, uploads: int = 200):
+    """The request `bench_uploads` times, in process: statements, CPU and cProfile of one upload of seed 003
+    as JSON (a new version each time) next to GET /api/whoami/. DEBUG off, as the server runs."""
+    import cProfile
+    import pstats
+    from collections import Counter
+
+    from django.conf import settings
+    from django.db import connection
+    from django.test import Client
+
+    from config.celery import app
+    from reviews.audit import Actor
+    from reviews.services import create_run, issue_token
+
+    settings.DEBUG = False  # no debug cursor: it records and formats every statement
+    app.conf.task_always_eager = not redis_url  # queued as the server queues them (main() runs them eagerly)
+    _, key = issue_token(name=f"bench-profile-{uuid.uuid4().hex[:6]}", role="agent", actor=Actor.command("bench"))
+    run = create_run(actor=Actor.command("bench"), run_id="AAS-2026-01-04-profile-uploads-01", system="Bench",
+                     title="uploads", run_date="2026-01-04", reviewed_boundary="0" * 40)
+    client = Client(HTTP_AUTHORIZATION=f"Token {key}")
+    seed = next(p for p in seed_files() if p.name.startswith("003")).read_bytes()
+    head = json.dumps({"role": "memory", "content": seed.decode() + "\n<!-- bench "})[:-2].encode()
+    counter = iter(range(10**6))
+
+    def upload():
+        body = head + f' {next(counter)} -->\\n"}}'.encode()
+        response = client.post(f"/api/runs/{run.run_id}/members/", data=body, content_type="application/json")
+        assert response.status_code == 201, response.content[:300]
+
+    def whoami():
+        assert client.get("/api/whoami/").status_code == 200
+
+    def statements(fn) -> list[str]:
+        seen = []
+
+        def log(execute, sql, params, many, context):
+            seen.append(sql)
+            return execute(sql, params, many, context)
+        with connection.execute_wrapper(log):
+            fn()
+        return seen
+
+    def cpu_ms(fn, n) -> float:
+        start = time.process_time()
+        for _ in range(n):
+            fn()
+        return (time.process_time() - start) / n * 1000
+
+    try:
+        for _ in range(20):  # warm: imports, connections, the first version
+            upload()
+            whoami()
+        seen = statements(upload)
+        print(f"statements per upload: {len(seen)} (and BEGIN, COMMIT); per whoami: {len(statements(whoami))}")
+        for verb, n in Counter(sql.split(None, 1)[0].upper() for sql in seen).most_common():
+            print(f"  {verb:<8} {n}")
+        print(f"CPU per upload: {min(cpu_ms(upload, uploads // 4) for _ in range(3)):.2f} ms; per whoami: "
+              f"{min(cpu_ms(whoami, uploads // 4) for _ in range(3)):.2f} ms (this process: Django, not PostgreSQL)")
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(uploads):
+            upload()
+        profiler.disable()
+        stats = pstats.Stats(profiler)
+        here = str(ROOT) + "/(records|reconcile|reviews)/"
+        stats.sort_stats("cumulative").print_stats(here, 20)
+        stats.sort_stats("tottime").print_stats(20)
+    finally:
+        if redis_url:
+            delete_queue(settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+def bench_uploads(database_url: str, redis_url: str):
+    """Uploads per second with 8 concurrent clients, against GET /api/whoami/ on the same server.
+
+    The two are measured in alternating 2-second windows (upload, trivial, upload, ...; three pairs per
+    layout), so a change of the machine's load (other processes share its cores) falls on both; the
+    ratio printed is the median of the pairs' ratios. Two layouts: every client uploading to one run
+    (each upload waits for the run's row lock, which orders its audit chain) and each client uploading
+    to a run of its own (as agents each uploading their own run's members).
+    """
+    from reviews.audit import Actor
+    from reviews.services import create_run, issue_token
+
+    clients = 8
+    _, key = issue_token(name=f"bench-agent-{uuid.uuid4().hex[:6]}", role="agent", actor=Actor.command("bench"))
+    runs = [create_run(actor=Actor.command("bench"), run_id=f"AAS-2026-01-04-uploads-{n:02d}", system="Bench",
+                       title="uploads", run_date="2026-01-04", reviewed_boundary="0" * 40).run_id
+            for n in range(clients + 1)]
+    shared_run, own_runs = runs[0], runs[1:]
+    port = free_port()
+    queue = f"aas-bench-{uuid.uuid4().hex[:6]}"
+    workers = os.environ.get("BENCH_WORKERS", "4")
+    # Served as in production: DEBUG off (Django's debug cursor records and formats every query,
+    # which weighs on the 11-query upload far more than on the 3-query trivial endpoint).
+    env = dict(os.environ, DATABASE_URL=database_url, DEBUG="0", CELERY_QUEUE=queue,
+               SECRET_KEY="bench-" + uuid.uuid4().hex, ALLOWED_HOSTS="127.0.0.1,localhost",
+               SECURE_SSL_REDIRECT="0",  # loopback: in production a proxy terminates TLS
+               API_THROTTLE_RATE="1000000/minute",  # 8 clients on one token measure the server, not the throttle
+               PYTHONWARNINGS="ignore:No directory at")  # whitenoise: no collectstatic for an API benchmark
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi", "--workers", workers, "--bind", f"127.0.0.1:{port}",
+         "--log-level", "warning"], cwd=ROOT, env=env, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(base + "/healthz", timeout=2)
+                break
+            except Exception:  # noqa: BLE001 — still starting
+                time.sleep(0.2)
+        seed = next(p for p in seed_files() if p.name.startswith("003")).read_bytes()
+        headers = {"Authorization": f"Token {key}", "Content-Type": "application/json"}
+        counter = iter(range(10**6))
+        lock = threading.Lock()
+        # The JSON body around a varying tail, encoded once: the clients share the server's 2 cores, so
+        # they should not spend them re-encoding 31 KB per request.
+        head = json.dumps({"role": "memory", "content": seed.decode() + "\n<!-- bench "})[:-2].encode()
+
+        def upload_to(run_of):
+            def upload(client):
+                with lock:
+                    n = next(counter)
+                # Distinct bytes each time so every request stores a new version.
+                body = head + f' {n} -->\\n"}}'.encode()
+                request = urllib.request.Request(f"{base}/api/runs/{run_of(client)}/members/", data=body,
+                                                 headers=headers, method="POST")
+                with urllib.request.urlopen(request, timeout=60) as response:
+                    assert response.status == 201, response.status
+            return upload
+
+        def trivial(client):
+            request = urllib.request.Request(f"{base}/api/whoami/", headers=headers)
+            with urllib.request.urlopen(request, timeout=60) as response:
+                response.read()
+
+        def throughput(fn, seconds):
+            done, errors = [0], [0]
+            stop = time.perf_counter() + seconds
+
+            def loop(client):
+                while time.perf_counter() < stop:
+                    try:
+                        fn(client)
+                        with lock:
+                            done[0] += 1
+                    except Exception as error:  # noqa: BLE001 — counted, not hidden
+                        with lock:
+                            errors[0] += 1
+                            if errors[0] == 1:
+                                print(f"  first error: {type(error).__name__}: {error}", file=sys.stderr)
+            threads = [threading.Thread(target=loop, args=(c,)) for c in range(clients)]
+            start = time.perf_counter()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            return done[0] / (time.perf_counter() - start), errors[0], done[0]
+
+        layouts = [("one run", upload_to(lambda client: shared_run)),
+                   ("a run per client", upload_to(lambda client: own_runs[client]))]
+        # Warm every gunicorn worker on both endpoints first (imports, first connections), then measure.
+        created = 0
+        for _, upload in layouts:
+            created += throughput(upload, 1.0)[2]
+        throughput(trivial, 1.0)
+        mode = "queued to Redis" if redis_url else "tasks in process"
+        for name, upload in layouts:
+            up_rates, base_rates, ratios, errors = [], [], [], [0, 0]
+            for _ in range(3):
+                rate, failed, done = throughput(upload, 2.0)
+                created += done
+                errors[0] += failed
+                trivial_rate, failed, _ = throughput(trivial, 2.0)
+                errors[1] += failed
+                up_rates.append(rate)
+                base_rates.append(trivial_rate)
+                ratios.append(rate / trivial_rate if trivial_rate else 0.0)
+            report(f"uploads/s, {clients} clients, {name}", statistics.median(up_rates), "req/s",
+                   f"{mode}, {errors[0]} errors; windows: {', '.join(f'{r:.0f}' for r in up_rates)}")
+            report(f"GET /api/whoami/ per s, {clients} clients, alternating", statistics.median(base_rates), "req/s",
+                   f"{errors[1]} errors; windows: {', '.join(f'{r:.0f}' for r in base_rates)}")
+            report(f"ratio uploads / trivial endpoint, {name}", statistics.median(ratios), "x",
+                   f"target >= 0.5; median of pairs {', '.join(f'{r:.2f}' for r in ratios)}; {workers} workers")
+        from records.models import MemberVersion
+
+        stored = MemberVersion.objects.filter(member__run__run_id__in=runs).count()
+        report("uploads answered 201 / versions stored", f"{created}/{stored}", "",
+               "MISMATCH" if stored != created else ("nothing lost" if created else "NO UPLOAD SUCCEEDED"))
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(20)
+        if redis_url:
+            delete_queue(queue)
