@@ -3,6 +3,7 @@ re-validated, the result rendered by the pure `results.rendering`, self-checked 
 and the sweep that re-queues finalizations a lost message or a killed worker left behind (§10)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
@@ -22,7 +23,9 @@ from reviews.models import Run
 
 from .. import rendering, selfcheck
 from ..models import Approval, Result
+from ..signing import SigningKeyError, load_signing_key
 from .approval import ApprovalBlocked, copy_status, current_approval, finalization_failed, move_run
+from .attest import attest_result
 from .jobs import FINALIZE
 from .result_input import FinalizationRefused, VerifiedMember, gather_result_input
 
@@ -51,10 +54,15 @@ def finalize_run(*, run: Run, actor: Actor) -> Result | None:
     try:
         if approval is None:
             raise FinalizationRefused("no current approval for this run")
-        markdown, data = render_approved(locked, approval)
+        rendered = render_approved(locked, approval)
+        key = load_signing_key()
+    except SigningKeyError as error:
+        _fail(run, reason=f"the result cannot be signed: {error}", actor=actor)
+        return None
     except FinalizationRefused as refused:
         _fail(run, reason=str(refused), actor=actor)
         return None
+    markdown, data = rendered.markdown, rendered.data
     digest = archives.sha256_hex(markdown.encode("utf-8"))
     try:
         with transaction.atomic():
@@ -70,7 +78,11 @@ def finalize_run(*, run: Run, actor: Actor) -> Result | None:
                 manifest=approval.manifest, manifest_sha256=approval.manifest_sha256,
             )
             move_run(locked, status=Run.Status.FINAL, actor=actor, action="run.finalized",
-                  after={"result_sha256": digest, "manifest_sha256": approval.manifest_sha256})
+                     after={"result_sha256": digest, "manifest_sha256": approval.manifest_sha256,
+                            "keyid": key.keyid})
+            # Signed in the transaction that wrote run.finalized, so the statement's chain head is that event.
+            attest_result(locked=locked, result=result, members=rendered.members, key=key,
+                          warnings=rendered.warnings)
     except IntegrityError:
         # Another worker stored it first (Result is one per run): theirs is the result.
         return Result.objects.get(run=run)
@@ -166,7 +178,17 @@ def _verified_members(run: Run, approval: Approval) -> list[VerifiedMember]:
     return members
 
 
-def render_approved(run: Run, approval: Approval) -> tuple[str, dict]:
+@dataclass(frozen=True)
+class Rendered:
+    """What finalization stores and signs: the result's bytes and data, the member bytes re-hashed."""
+
+    markdown: str
+    data: dict
+    members: dict[str, bytes]  # member file name (as ARTIFACT.yaml pins it) -> bytes
+    warnings: int
+
+
+def render_approved(run: Run, approval: Approval) -> Rendered:
     members = _verified_members(run, approval)
     canonical = list(CanonicalRecord.objects.filter(run=run).order_by("kind", "number", "canonical_id"))
     mappings = list(Mapping.objects.filter(run=run).order_by("source", "id"))
@@ -215,4 +237,4 @@ def render_approved(run: Run, approval: Approval) -> tuple[str, dict]:
     if problems:
         raise FinalizationRefused("the rendered result failed its self-check: " + "; ".join(problems[:5])
                                   + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""))
-    return markdown, rendering.result_json(data)
+    return Rendered(markdown, rendering.result_json(data), {m.name: m.data for m in members}, warnings)
