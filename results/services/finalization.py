@@ -16,8 +16,8 @@ from reconcile.models import CanonicalRecord, Mapping
 from reconcile.services import SEEDING_ROLES
 from records import archives
 from records import parsed as parse_cache
-from records.services import current_versions, member_name, quotations
-from records.validation import ERROR, WARNING, MemberInput, RunFacts, validate_set
+from records.services import current_versions, judge_member_set, member_name, quotations
+from records.validation import ERROR, WARNING, MemberInput
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
@@ -192,16 +192,10 @@ def render_approved(run: Run, approval: Approval) -> Rendered:
     members = _verified_members(run, approval)
     canonical = list(CanonicalRecord.objects.filter(run=run).order_by("kind", "number", "canonical_id"))
     mappings = list(Mapping.objects.filter(run=run).order_by("source", "id"))
-    active_ids = [c.canonical_id for c in canonical if c.state == CanonicalRecord.State.ACTIVE]
     accepted = [m for m in mappings if m.state == Mapping.State.ACCEPTED]
-    inputs = [MemberInput(name=m.name, role=m.role, report=m.report) for m in members]
-    findings = validate_set(
-        inputs,
-        RunFacts(run_id=run.run_id, reviewed_boundary=run.reviewed_boundary,
-                 revises=run.revised_run_ids()),
-        canonical_ids=active_ids,
-        extra_mappings=[(m.source, m.relation, m.target) for m in accepted],
-    )
+    # Named and ordered as the run's validation names them, so the findings are the ones approval read.
+    inputs = [MemberInput(name=m.role, role=m.role, report=m.report) for m in sorted(members, key=lambda m: m.role)]
+    findings = judge_member_set(run=run, inputs=inputs)
     # The quotations of the re-hashed bytes, checked again against the stored snapshot: the result's
     # counts are the run page's, and a quotation that no longer holds refuses the result.
     findings = quotations.recheck_quotations(run=run, inputs=inputs, found=findings)

@@ -154,7 +154,9 @@ def test_it_fails_when_the_decisions_no_longer_validate(approved_run):
     assert finalize_run(run=approved_run, actor=WORKER) is None
     approved_run.refresh_from_db()
     assert approved_run.status == Run.Status.FAILED
-    assert "canonical-id-allocated-twice" in approved_run.status_reason
+    # Judged on the decisions by the same rule approval applies (issue 24 item 7: one judge).
+    assert "the decisions no longer support approval" in approved_run.status_reason
+    assert f"canonical ID {taken.target} is allocated by 2 accepted new mappings" in approved_run.status_reason
 
 
 def test_it_refuses_to_retry_a_run_that_did_not_fail(approved_run):
