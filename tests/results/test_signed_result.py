@@ -101,3 +101,28 @@ def test_the_attestation_endpoint_serves_the_envelope_once_final(approved_run, a
     assert response.status_code == 200 and response["Content-Type"] == "application/vnd.dsse+json"
     assert response.content == Attestation.objects.get(result__run=approved_run).envelope.encode()
     assert statement_of(response.content)["predicate"]["run_id"] == approved_run.run_id
+
+
+def test_a_bundle_signed_before_a_rotation_verifies_against_the_retired_key_get_api_keys_lists(
+        approved_run, settings, tmp_path):  # noqa: F811
+    from django.test import Client
+
+    from aas_verify.cli import main
+    from results.signing import create_key
+
+    settings.SIGNING_KEY_PATH, settings.SIGNING_PUBLIC_KEYS_DIR = str(tmp_path / "k.pem"), str(tmp_path / "public")
+    create_key()
+    signer = load_signing_key().keyid
+    finalize_run(run=approved_run, actor=WORKER)
+    bundle = tmp_path / "run.zip"
+    bundle.write_bytes(export_bundle(run=approved_run))
+    call_command("signing_key", "rotate", stdout=io.StringIO())
+    assert load_signing_key().keyid != signer
+    listing = Client().get("/api/keys/")  # anonymous
+    assert {k["keyid"]: k["retired"] is not None for k in listing.json()["keys"]}[signer] is True
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(listing.content)
+    out = io.StringIO()
+    assert main([str(bundle), "--key", str(keys)], stdout=out) == 0, out.getvalue()
+    assert f"signed by key {signer}" in out.getvalue()
+    assert bundle.read_bytes() == export_bundle(run=approved_run)  # the export keeps the key that signed
