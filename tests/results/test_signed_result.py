@@ -13,11 +13,11 @@ import aas_verify
 from aas_verify.checks import statement_of
 from records.archives import read_archive
 from results.models import Attestation
-from results.services import approve_run, export_bundle, finalize_run
+from results.services import export_bundle, finalize_run
 from results.signing import load_signing_key, published_keys
 from reviews.models import AuditEvent, Run
 from tests.aas_verify.bundle_files import MAX_BYTES
-from tests.results.test_approval import REVIEWER, ready_run  # noqa: F401
+from tests.results.test_approval import ready_run  # noqa: F401
 from tests.results.test_finalize import WORKER, approved_run  # noqa: F401
 
 
