@@ -59,9 +59,10 @@ PART_OF_REJECTED = "part_of_rejected"
 ISSUE_NAMES_REJECTED = "issue_names_rejected"
 CORRECTION_OPEN = "correction_open"
 CORRECTION_ANSWERED = "correction_answered"
+ALLOCATED_TWICE = "allocated_twice"
 
 CONFLICT_CODES = (SEVERAL_PLACES, REJECTED_TARGET, UNKNOWN_TARGET, CONFLICTING_CLAIM, AMENDMENT_ON_REJECTED,
-                  PART_OF_REJECTED, ISSUE_NAMES_REJECTED)
+                  PART_OF_REJECTED, ISSUE_NAMES_REJECTED, ALLOCATED_TWICE)
 BLOCKER_CODES = (RUN_STATUS, NO_MEMBERS, VALIDATION_PENDING, VALIDATION_STALE, VALIDATION_ERROR, OPEN_DISPOSITION,
                  OPEN_ALTERNATIVE, OPEN_ISSUE, OPEN_AMENDMENT) + CONFLICT_CODES
 
@@ -341,6 +342,22 @@ def standing(facts: RunFacts) -> Standing:
                                     f"{' and '.join(sources)} (both {member}) are each accepted as {target}: two "
                                     f"records of one member cannot be one canonical record; reopen one",
                                     mapping_link(run_id, member, m.pk), m.pk, f"mapping:{m.pk}"))
+
+    # One canonical ID allocated by two accepted `new` mappings: each new record gets its own ID. (Judged
+    # here, on the decisions, for approval and finalization alike: issue 24 item 7.)
+    allocations: dict[str, list[MappingFact]] = defaultdict(list)
+    for m in facts.mappings:
+        if m.state == ACCEPTED and m.relation == "new" and m.target:
+            allocations[m.target].append(m)
+    for target, rows in sorted(allocations.items()):
+        sources = sorted({m.source for m in rows})
+        if len(sources) < 2:
+            continue
+        for m in sorted(rows, key=lambda m: m.pk):
+            blockers.append(Blocker(ALLOCATED_TWICE, m.source,
+                                    f"canonical ID {target} is allocated by {len(sources)} accepted new mappings "
+                                    f"({', '.join(sources)}): each new record gets its own ID; reopen all but one",
+                                    mapping_link(run_id, m.member, m.pk), m.pk, f"mapping:{m.pk}"))
 
     for issue in facts.issues:
         where = f"{issue.member} issue {issue.index}"

@@ -38,10 +38,14 @@ MANIFEST_NAME = "ARTIFACT.yaml"
 EXPORT_MANIFEST_NAME = "MANIFEST.json"
 RESULT_NAME = "result.md"
 AUDIT_NAME = "audit.json"
+RESULT_JSON_NAME = "result.json"
+ENVELOPE_NAME = "attestation.dsse.json"
+PUBLIC_KEY_NAME = "public-key.pem"
 # The run's source snapshot in an export: its description, and the archive itself when small enough.
 SOURCE_SNAPSHOT_NAME = "source/SNAPSHOT.json"
 SOURCE_ARCHIVE_NAMES = ("source/snapshot.tar.gz", "source/snapshot.zip")
-EXPORT_EXTRAS = (RESULT_NAME, AUDIT_NAME, EXPORT_MANIFEST_NAME, SOURCE_SNAPSHOT_NAME, *SOURCE_ARCHIVE_NAMES)
+EXPORT_EXTRAS = (RESULT_NAME, RESULT_JSON_NAME, AUDIT_NAME, ENVELOPE_NAME, PUBLIC_KEY_NAME, EXPORT_MANIFEST_NAME,
+                 SOURCE_SNAPSHOT_NAME, *SOURCE_ARCHIVE_NAMES)
 MAX_ARCHIVE_FILES = 1_000
 CHUNK_SIZE = 64 * 1024
 

@@ -17,7 +17,8 @@ from reviews.api_errors import ApiError, Conflict
 from reviews.audit import Actor
 
 from . import services
-from .models import Approval, Result
+from .attestation import MEDIA_TYPE
+from .models import Approval, Attestation, Result
 
 
 class ApprovalSerializer(serializers.Serializer):
@@ -190,11 +191,26 @@ class ResultJsonView(APIView):
         return Response(data, headers={"ETag": etag})
 
 
+class AttestationView(NegotiationTolerant, APIView):
+    @extend_schema(summary="The final result's signed statement: an in-toto Statement v1 in a DSSE envelope",
+                   responses={(200, MEDIA_TYPE): OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT})
+    def get(self, request, run_id: str):
+        result = _result_for(request, run_id)
+        attestation = Attestation.objects.filter(result=result).first()
+        if attestation is None:  # a result finalized before results were signed
+            raise ApiError(f"The result of run {result.run.run_id} is not signed.", code="no_attestation",
+                           status_code=404)
+        response = HttpResponse(attestation.envelope.encode("utf-8"), content_type=MEDIA_TYPE)
+        response["Content-Disposition"] = content_disposition_header(
+            False, f"{result.run.run_id}.attestation.dsse.json")
+        return response
+
+
 class BundleView(BundleImportView):
     """GET exports the run (same path as records' POST import, which this class inherits)."""
 
-    @extend_schema(summary="Export the run: ARTIFACT.yaml pins, current members, result.md, audit.json, "
-                           "MANIFEST.json", responses={(200, "application/zip"): OpenApiTypes.BINARY})
+    @extend_schema(summary="Export the run: ARTIFACT.yaml pins, current members, result.md, result.json, "
+                           "audit.json, attestation.dsse.json, public-key.pem, MANIFEST.json", responses={(200, "application/zip"): OpenApiTypes.BINARY})
     def get(self, request, run_id: str):
         run = run_for(request, run_id, allowed=READ_AUDIT, action="export bundle")
         data = services.export_bundle(run=run)

@@ -10,6 +10,7 @@ urlpatterns = [
     path("runs/<str:run_id>/finalize/retry/", api.FinalizeRetryView.as_view(), name="api-run-finalize-retry"),
     path("runs/<str:run_id>/result/", api.ResultView.as_view(), name="api-run-result"),
     path("runs/<str:run_id>/result.json", api.ResultJsonView.as_view(), name="api-run-result-json"),
+    path("runs/<str:run_id>/attestation/", api.AttestationView.as_view(), name="api-run-attestation"),
     # GET exports the run; POST imports a run directory (records' BundleImportView, which BundleView extends).
     path("runs/<str:run_id>/bundle/", api.BundleView.as_view(), name="api-run-bundle"),
 ]

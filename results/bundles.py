@@ -10,7 +10,10 @@ Export layout (what `export_entries` builds and `write_export_zip` writes):
     ARTIFACT.yaml   the §1 manifest pinning every member file (our pins)
     <member files>  the current version of every member, exact bytes
     result.md       the final result, when there is one
-    audit.json      the run's audit trail
+    result.json     the result as data, exactly the bytes signed (once final)
+    audit.json      the run's audit trail: every event's content and hash, and the run's chain head
+    attestation.dsse.json   the signed statement (DSSE envelope), once final
+    public-key.pem  the public half of the key that signed it
     MANIFEST.json   {"files": {name: sha256}} for EVERY other file in the
                     bundle, ARTIFACT.yaml included (not itself: a document's
                     digest never sits inside its own bytes)
@@ -37,8 +40,11 @@ from collections.abc import Mapping
 from records.archives import (
     AUDIT_NAME,
     EXPORT_EXTRAS,
+    ENVELOPE_NAME,
     EXPORT_MANIFEST_NAME,
     MANIFEST_NAME,
+    PUBLIC_KEY_NAME,
+    RESULT_JSON_NAME,
     RESULT_NAME,
     SET_TYPE,
     SOURCE_ARCHIVE_NAMES,
@@ -68,6 +74,9 @@ def export_entries(
     result_md: bytes | None = None,
     doc_type: str = SET_TYPE,
     source: Mapping[str, bytes] | None = None,
+    result_json: bytes | None = None,
+    envelope: bytes | None = None,
+    public_key_pem: bytes | None = None,
 ) -> dict[str, bytes]:
     """Every file of an export bundle (layout in the module docstring); `source` from `source_entries`."""
     reserved = {MANIFEST_NAME, *EXPORT_EXTRAS}
@@ -80,6 +89,9 @@ def export_entries(
     if result_md is not None:
         entries[RESULT_NAME] = result_md
     entries[AUDIT_NAME] = audit_json
+    for name, data in ((RESULT_JSON_NAME, result_json), (ENVELOPE_NAME, envelope), (PUBLIC_KEY_NAME, public_key_pem)):
+        if data is not None:
+            entries[name] = data
     entries.update(source or {})
     listing = pins_of(entries)
     entries[EXPORT_MANIFEST_NAME] = (json.dumps({"files": listing}, indent=2, sort_keys=True) + "\n").encode("utf-8")

@@ -14,6 +14,9 @@ class Approval(models.Model):
     manifest = models.TextField()
     withdrawn_at = models.DateTimeField(null=True, blank=True)
     withdrawn_reason = models.TextField(blank=True)
+    # The run's audit chain head (seq, hash) the approval saw, read under the run's lock before its event.
+    audit_head_seq = models.PositiveIntegerField(null=True, blank=True)
+    audit_head_hash = models.CharField(max_length=64, null=True, blank=True)  # null on approvals made before
 
     class Meta:
         db_table = "reconcile_approval"  # made by reconcile, which held it before results/ (migration 0001)
@@ -34,3 +37,21 @@ class Result(models.Model):
 
     class Meta:
         db_table = "reconcile_result"
+
+
+class Attestation(models.Model):
+    """The signed statement of a final result (DESIGN §7 "Signed"), written in finalization's transaction.
+
+    `envelope` is the DSSE envelope exactly as served and exported; `result_json` the exact bytes of
+    result.json that the statement names as a subject; `public_key_pem` the public half of the key that
+    signed (public, so it may live here: the private key never does).
+    """
+
+    result = models.OneToOneField(Result, on_delete=models.PROTECT, related_name="attestation")
+    envelope = models.TextField()
+    result_json = models.TextField()
+    keyid = models.CharField(max_length=64)
+    public_key_pem = models.TextField()
+    audit_head_seq = models.PositiveIntegerField()
+    audit_head_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)

@@ -217,18 +217,53 @@ def _record_kind(record: CanonicalEntry) -> str:
     return match["kind"] if match else ""
 
 
+_CARRIED_HEADING = re.compile(r"^(#{1,6})(?=[ \t]|$)")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CLAIM_TITLE = re.compile(r"verification|blocker", re.IGNORECASE)
+CARRIED_LEVEL = 4  # carried headings sit below the contents' levels (1-3), so it lists each of ours once
+
+
+def nest_headings(text: str) -> str:
+    """`text` with every ATX heading outside a fenced block moved down to level 4 or lower (at most 6),
+    keeping the order of levels; all else verbatim (DESIGN §7: carried headings nested under their author)."""
+    lines, fence = text.split("\n"), ""
+    for index, line in enumerate(lines):
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
+                fence = ""
+            continue
+        if opened:
+            fence = opened[1]
+            continue
+        heading = _CARRIED_HEADING.match(line)
+        if heading:
+            level = min(6, len(heading[1]) + CARRIED_LEVEL - 1)
+            lines[index] = "#" * level + line[len(heading[1]):]
+    return "\n".join(lines)
+
+
 def _member_prose(data: ResultInput) -> list[str]:
+    """Each member's prose sections under its author: which report, version and SHA-256, and that these
+    are that member's words, never the reviewer's; a member's own verification or blockers section is
+    titled as its claim."""
     blocks: list[str] = []
     for member in sorted_members(data):
         sections = [(t, x) for t, x in member.prose_sections if t.strip() or x.strip()]
         if not sections:
             continue
+        role = _role_title(member.role).lower()
         blocks.append(f"## {_role_title(member.role)} report (`{member.name}`)")
+        blocks.append(f"As written in the {role} report, version {member.version}, SHA-256 `{member.sha256}`: "
+                      f"the {role} analyst's words, carried verbatim, not the reviewer's.")
         for title, text in sections:
             if title.strip():
-                blocks.append(f"### {_one_line(title)}")
+                title = _one_line(title)
+                whose = (f"the {role} report's own claim" if _CLAIM_TITLE.search(title)
+                         else f"as the {role} report states it")
+                blocks.append(f"### {title} ({whose})")
             if text.strip():
-                blocks.append(_block(text))
+                blocks.append(nest_headings(_block(text)))
     return blocks
 
 

@@ -7,7 +7,9 @@ a result only when `check_result` finds nothing:
 1. each member record has exactly one disposition (one row of `### Dispositions`);
 2. every accepted mapping appears once in `### Mappings`, with its relation, and nothing else does;
 3. no record is both placed (mapped or new) and said to have no place (in Limitations);
-4. every canonical ID the Mappings list or the Dispositions table cites is a record of Shared records.
+4. every canonical ID the Mappings list or the Dispositions table cites is a record of Shared records;
+5. no heading the table of contents lists (levels 1-3, outside fenced code) appears twice, so a carried
+   heading never duplicates one of the result's own (DESIGN §7).
 
 Pure: text in, a list of problems (one sentence each) out.
 """
@@ -99,6 +101,26 @@ def read_result(markdown: str) -> ReadResult:
                       dispositions=tuple(rows), no_place=no_place)
 
 
+_TOC_HEADING = re.compile(r"^ {0,3}(#{1,3})[ \t]+(.*?)[ \t#]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def contents_headings(markdown: str) -> list[str]:
+    """The level 1-3 ATX headings outside fenced code, as `## text`."""
+    found, fence = [], ""
+    for line in markdown.split("\n"):
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
+                fence = ""
+            continue
+        if opened:
+            fence = opened[1]
+        elif heading := _TOC_HEADING.match(line):
+            found.append(f"{heading[1]} {heading[2]}")
+    return found
+
+
 def check_result(markdown: str, *, member_records: set[tuple[str, str]],
                  accepted: set[tuple[str, str, str]]) -> list[str]:
     """Problems with the rendered result ([] when it passes). `member_records` are (member role, record
@@ -145,6 +167,11 @@ def check_result(markdown: str, *, member_records: set[tuple[str, str]],
     cited = {target for _s, _r, target in read.mappings if target} | {row[4] for row in read.dispositions if row[4]}
     for target in sorted(cited - read.shared):
         problems.append(f"{target} is cited but is not a record of Shared records")
+
+    # 5. the table of contents lists each heading once
+    for heading, n in sorted(Counter(contents_headings(markdown)).items()):
+        if n > 1:
+            problems.append(f"the heading {heading!r} appears {n} times among the contents' headings")
     return problems
 
 

@@ -67,6 +67,27 @@ def _clear_limits(config: dict) -> None:
         client.close()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _signing_key(tmp_path_factory):
+    """Finalization signs (DESIGN §7 "Signed"): the session gets a real Ed25519 key of its own, in a
+    temporary directory, never the developer's var/signing key. The environment carries it too, so the
+    real Celery worker (a subprocess) signs with the same key."""
+    from django.conf import settings
+
+    from results.signing import create_key
+
+    directory = tmp_path_factory.mktemp("signing")
+    path, public = directory / "ed25519.pem", directory / "public"
+    create_key(path, public)
+    saved = (settings.SIGNING_KEY_PATH, settings.SIGNING_PUBLIC_KEYS_DIR, os.environ.copy())
+    settings.SIGNING_KEY_PATH, settings.SIGNING_PUBLIC_KEYS_DIR = str(path), str(public)
+    os.environ.update(SIGNING_KEY_PATH=str(path), SIGNING_PUBLIC_KEYS_DIR=str(public))
+    yield path
+    settings.SIGNING_KEY_PATH, settings.SIGNING_PUBLIC_KEYS_DIR, environ = saved
+    os.environ.clear()
+    os.environ.update(environ)
+
+
 @pytest.fixture(autouse=True)
 def _tasks_run_in_process():
     """Unless a test asks for the real worker, queued tasks run eagerly in the test process."""

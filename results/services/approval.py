@@ -10,7 +10,7 @@ from reconcile import dispositions
 from reconcile.blockers import run_standing
 from records.services import current_versions, run_manifest
 from records.models import MemberVersion
-from reviews.audit import Actor, lock_run, record_event
+from reviews.audit import Actor, chain_head, lock_run, record_event
 from reviews.models import Run
 
 from ..models import Approval
@@ -101,11 +101,14 @@ def approve_run(*, run: Run, note: str, actor: Actor) -> Approval:
                 f"The stored member bytes hash to manifest {digest}, not the validated {locked.manifest_sha256}: "
                 "a member no longer matches its recorded SHA-256. Upload the members again.", reverse("run-detail", args=[locked.run_id]))
             raise ApprovalBlocked([stale.message], [stale])
+        seen_seq, seen_hash = chain_head(locked)  # the trail the reviewer signed off, before this event
         approval = Approval.objects.create(
             run=locked, note=note, approved_by=actor.label, manifest=manifest, manifest_sha256=digest,
+            audit_head_seq=seen_seq, audit_head_hash=seen_hash,
         )
         move_run(locked, status=Run.Status.APPROVED, actor=actor, action="run.approved",
-              after={"manifest_sha256": digest, "note": note, "approval": approval.pk})
+                 after={"manifest_sha256": digest, "note": note, "approval": approval.pk,
+                        "audit_head": {"seq": seen_seq, "hash": seen_hash}})
         FINALIZE.after_commit(locked.pk)
     copy_status(run, locked)
     return approval

@@ -3,6 +3,7 @@ re-validated, the result rendered by the pure `results.rendering`, self-checked 
 and the sweep that re-queues finalizations a lost message or a killed worker left behind (§10)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
@@ -15,14 +16,16 @@ from reconcile.models import CanonicalRecord, Mapping
 from reconcile.services import SEEDING_ROLES
 from records import archives
 from records import parsed as parse_cache
-from records.services import current_versions, member_name, quotations
-from records.validation import ERROR, WARNING, MemberInput, RunFacts, validate_set
+from records.services import current_versions, judge_member_set, member_name, quotations
+from records.validation import ERROR, WARNING, MemberInput
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
 from .. import rendering, selfcheck
 from ..models import Approval, Result
+from ..signing import SigningKeyError, load_signing_key
 from .approval import ApprovalBlocked, copy_status, current_approval, finalization_failed, move_run
+from .attest import attest_result
 from .jobs import FINALIZE
 from .result_input import FinalizationRefused, VerifiedMember, gather_result_input
 
@@ -51,10 +54,15 @@ def finalize_run(*, run: Run, actor: Actor) -> Result | None:
     try:
         if approval is None:
             raise FinalizationRefused("no current approval for this run")
-        markdown, data = render_approved(locked, approval)
+        rendered = render_approved(locked, approval)
+        key = load_signing_key()
+    except SigningKeyError as error:
+        _fail(run, reason=f"the result cannot be signed: {error}", actor=actor)
+        return None
     except FinalizationRefused as refused:
         _fail(run, reason=str(refused), actor=actor)
         return None
+    markdown, data = rendered.markdown, rendered.data
     digest = archives.sha256_hex(markdown.encode("utf-8"))
     try:
         with transaction.atomic():
@@ -70,7 +78,11 @@ def finalize_run(*, run: Run, actor: Actor) -> Result | None:
                 manifest=approval.manifest, manifest_sha256=approval.manifest_sha256,
             )
             move_run(locked, status=Run.Status.FINAL, actor=actor, action="run.finalized",
-                  after={"result_sha256": digest, "manifest_sha256": approval.manifest_sha256})
+                     after={"result_sha256": digest, "manifest_sha256": approval.manifest_sha256,
+                            "keyid": key.keyid})
+            # Signed in the transaction that wrote run.finalized, so the statement's chain head is that event.
+            attest_result(locked=locked, result=result, members=rendered.members, key=key,
+                          warnings=rendered.warnings)
     except IntegrityError:
         # Another worker stored it first (Result is one per run): theirs is the result.
         return Result.objects.get(run=run)
@@ -166,20 +178,24 @@ def _verified_members(run: Run, approval: Approval) -> list[VerifiedMember]:
     return members
 
 
-def render_approved(run: Run, approval: Approval) -> tuple[str, dict]:
+@dataclass(frozen=True)
+class Rendered:
+    """What finalization stores and signs: the result's bytes and data, the member bytes re-hashed."""
+
+    markdown: str
+    data: dict
+    members: dict[str, bytes]  # member file name (as ARTIFACT.yaml pins it) -> bytes
+    warnings: int
+
+
+def render_approved(run: Run, approval: Approval) -> Rendered:
     members = _verified_members(run, approval)
     canonical = list(CanonicalRecord.objects.filter(run=run).order_by("kind", "number", "canonical_id"))
     mappings = list(Mapping.objects.filter(run=run).order_by("source", "id"))
-    active_ids = [c.canonical_id for c in canonical if c.state == CanonicalRecord.State.ACTIVE]
     accepted = [m for m in mappings if m.state == Mapping.State.ACCEPTED]
-    inputs = [MemberInput(name=m.name, role=m.role, report=m.report) for m in members]
-    findings = validate_set(
-        inputs,
-        RunFacts(run_id=run.run_id, reviewed_boundary=run.reviewed_boundary,
-                 revises=run.revised_run_ids()),
-        canonical_ids=active_ids,
-        extra_mappings=[(m.source, m.relation, m.target) for m in accepted],
-    )
+    # Named and ordered as the run's validation names them, so the findings are the ones approval read.
+    inputs = [MemberInput(name=m.role, role=m.role, report=m.report) for m in sorted(members, key=lambda m: m.role)]
+    findings = judge_member_set(run=run, inputs=inputs)
     # The quotations of the re-hashed bytes, checked again against the stored snapshot: the result's
     # counts are the run page's, and a quotation that no longer holds refuses the result.
     findings = quotations.recheck_quotations(run=run, inputs=inputs, found=findings)
@@ -215,4 +231,4 @@ def render_approved(run: Run, approval: Approval) -> tuple[str, dict]:
     if problems:
         raise FinalizationRefused("the rendered result failed its self-check: " + "; ".join(problems[:5])
                                   + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""))
-    return markdown, rendering.result_json(data)
+    return Rendered(markdown, rendering.result_json(data), {m.name: m.data for m in members}, warnings)

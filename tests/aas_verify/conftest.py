@@ -1,4 +1,4 @@
-"""One real finalized run, exported and signed once per session (tests/aas_verify/standin_signing.py).
+"""One real finalized run, signed by finalization and exported by the app, once per session.
 
 The verifier's tests themselves read only the bundle's bytes: the database
 is used here to produce the bundle through the app's own code paths, inside
@@ -35,12 +35,13 @@ class SignedBundle:
 def signed_bundle(django_db_setup, django_db_blocker, tmp_path_factory) -> SignedBundle:
     from django.db import transaction
 
-    from reconcile.approval import approve_run, finalize_run
+    from records.archives import read_archive
+    from results.services import approve_run, export_bundle, finalize_run
     from results.signing import create_key, load_signing_key
     from reviews.audit import Actor
     from reviews.services import create_run
-    from tests.aas_verify.standin_signing import standin_signed_export
-    from tests.reconcile.test_approval import (
+    from tests.aas_verify.bundle_files import MAX_BYTES
+    from tests.results.test_approval import (
         CHEATSHEET,
         CHEATSHEET_FIELDS,
         REVIEWER,
@@ -50,9 +51,14 @@ def signed_bundle(django_db_setup, django_db_blocker, tmp_path_factory) -> Signe
         store_members,
     )
 
+    from django.conf import settings
+
+    # A key of this fixture's own (the session's is shared with other tests, which may rotate theirs).
     key_dir = tmp_path_factory.mktemp("signing")
     create_key(key_dir / "ed25519.pem", key_dir / "public")
     key = load_signing_key(key_dir / "ed25519.pem")
+    saved = settings.SIGNING_KEY_PATH, settings.SIGNING_PUBLIC_KEYS_DIR
+    settings.SIGNING_KEY_PATH, settings.SIGNING_PUBLIC_KEYS_DIR = str(key_dir / "ed25519.pem"), str(key_dir / "public")
     with django_db_blocker.unblock(), transaction.atomic():
         run = create_run(actor=Actor.command("test"), **CHEATSHEET_FIELDS)
         files = corpus_files(CHEATSHEET)
@@ -62,6 +68,7 @@ def signed_bundle(django_db_setup, django_db_blocker, tmp_path_factory) -> Signe
         approve_run(run=run, note="Checked every mapping against the runtime routes.", actor=REVIEWER)
         result = finalize_run(run=run, actor=Actor.worker("finalize_run"))
         assert result is not None, run.status_reason
-        bundle = standin_signed_export(run, key)
+        bundle = read_archive(export_bundle(run=run), max_bytes=MAX_BYTES)
         transaction.set_rollback(True)
+    settings.SIGNING_KEY_PATH, settings.SIGNING_PUBLIC_KEYS_DIR = saved
     return SignedBundle(bundle, key, key_dir)

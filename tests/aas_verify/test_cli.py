@@ -8,7 +8,7 @@ import sys
 
 from aas_verify.cli import main
 from results.signing import load_signing_key, published_keys, rotate_key
-from tests.aas_verify.standin_signing import manifest_json, zipped
+from tests.aas_verify.bundle_files import manifest_json, zipped
 from tests.conftest import ROOT
 
 # Refuses any import of Django, YAML or the apps: the verifier must run where none of them is installed.

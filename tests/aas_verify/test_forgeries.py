@@ -1,7 +1,7 @@
 """Every forgery of issue 24 fails `aas_verify` naming what is wrong; a clean bundle passes (DESIGN §7).
 
-The bundle is a real finalized run's export, signed by the stand-in of
-tests/aas_verify/standin_signing.py. These tests touch no database.
+The bundle is a real finalized run's export as the app writes it, signed by finalization itself
+(tests/aas_verify/conftest.py). These tests touch no database.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from aas_verify import load_keys, verify_files
 from aas_verify.checks import statement_of
 from results.attestation import envelope_bytes, sign_statement
 from results.signing import SigningKey, key_id, public_pem
-from tests.aas_verify.standin_signing import manifest_json
+from tests.aas_verify.bundle_files import manifest_json
 
 
 def sha(data: bytes) -> str:

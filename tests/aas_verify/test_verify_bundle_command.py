@@ -8,7 +8,7 @@ import sys
 import pytest
 from django.core.management import CommandError, call_command
 
-from tests.aas_verify.standin_signing import manifest_json, zipped
+from tests.aas_verify.bundle_files import manifest_json, zipped
 from tests.conftest import ROOT
 
 

@@ -38,10 +38,11 @@ def rezip(files: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def test_the_export_holds_pins_members_result_audit_and_manifest(final_run):
+def test_the_export_holds_pins_members_result_audit_signature_and_manifest(final_run):
     files = read_archive(export_bundle(run=final_run), max_bytes=50 * 1024 * 1024)
     members = corpus_files(CHEATSHEET)
-    assert set(files) == set(members) | {"ARTIFACT.yaml", "result.md", "audit.json", "MANIFEST.json"}
+    assert set(files) == set(members) | {"ARTIFACT.yaml", "result.md", "result.json", "audit.json",
+                                         "attestation.dsse.json", "public-key.pem", "MANIFEST.json"}
     for name, data in members.items():
         assert files[name] == data
     pins = yaml.safe_load(files["ARTIFACT.yaml"])["members"]

@@ -1,6 +1,8 @@
 """The final result (DESIGN §7) rendered from plain data; pure, no database."""
 from __future__ import annotations
 
+from results import selfcheck
+
 import dataclasses
 import hashlib
 import json
@@ -267,8 +269,33 @@ def test_it_puts_accepted_annotations_under_their_record_without_declaring():
 def test_it_carries_member_prose_verbatim_after_shared_records():
     text = render_result(make_input())
     prose = RUNTIME_PROSE[1].strip("\n")
-    assert "### Runtime account\n\n" + prose in text
-    assert text.index("## Shared records") < text.index(prose) < text.index("## Reconciliation")
+    nested = prose.replace("\n### Forcing cases", "\n###### Forcing cases")  # below the contents' levels
+    assert "### Runtime account (as the runtime report states it)\n\n" + nested in text
+    assert text.index("## Shared records") < text.index(nested) < text.index("## Reconciliation")
+
+
+def test_it_carries_member_prose_under_its_author_with_version_and_sha256():
+    data = make_input()
+    runtime = next(m for m in data.members if m.role == "runtime")
+    text = render_result(data)
+    assert (f"## Runtime report (`{runtime.name}`)\n\nAs written in the runtime report, version {runtime.version}, "
+            f"SHA-256 `{runtime.sha256}`: the runtime analyst's words, carried verbatim, not the reviewer's.") in text
+
+
+def test_a_members_own_blockers_section_is_titled_as_its_claim_and_its_headings_nested():
+    from results.rendering import nest_headings
+
+    assert nest_headings("# A\n## B\n```\n# code\n```\n### C\ntext #1") == (
+        "#### A\n##### B\n```\n# code\n```\n###### C\ntext #1")
+    import dataclasses
+
+    data = make_input()
+    members = tuple(dataclasses.replace(m, prose_sections=(("Verification and blockers", "### Blockers\n\nnone\n"),))
+                    if m.role == "memory" else m for m in data.members)
+    text = render_result(dataclasses.replace(data, members=members))
+    assert ("### Verification and blockers (the memory report's own claim)\n\n###### Blockers\n\nnone") in text
+    assert text.count("\n### Blockers\n") == 1  # the run's own
+    assert selfcheck.contents_headings(text).count("### Blockers") == 1
 
 
 def test_it_writes_verified_hashes_and_each_mapping_once_with_its_relation():

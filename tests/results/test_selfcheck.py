@@ -66,10 +66,25 @@ def test_a_members_own_limitations_or_dispositions_section_is_not_read_as_the_re
     """Members' prose is carried under '## <Member> report'; its '### Limitations' or '### Dispositions'
     once merged into the result's own sections by title, failing a coherent result at finalization."""
     text = rendered()
-    prose = ("## Memory report (`memory.md`)\n\n### Limitations\n\n"
-             "- MEM-OBJ-1 has no place in the shared set, the analyst feared.\n\n### Dispositions\n\n"
+    prose = ("## Profile report (`profile.md`)\n\n### Limitations (as the profile report states it)\n\n"
+             "- MEM-OBJ-1 has no place in the shared set, the analyst feared.\n\n"
+             "### Dispositions (as the profile report states it)\n\n"
              "| record | member | disposition | relation | place |\n|---|---|---|---|---|\n"
              "| MEM-OBJ-1 | memory | kept | — | — |\n\n")
     text = text.replace("## Reconciliation\n", prose + "## Reconciliation\n", 1)
     assert prose in text
+    assert check_result(text, member_records=RECORDS, accepted=ACCEPTED) == []
+
+
+def test_it_fails_a_carried_heading_that_duplicates_one_of_the_results_own():
+    """Issue 24: the contents listed "Deterministic validation" and "Blockers" twice, the member's and the app's."""
+    text = rendered()
+    carried = "## Memory report (`memory.md`)\n\n### Blockers\n\nnone\n\n"
+    text = text.replace("## Reconciliation\n", carried + "## Reconciliation\n", 1)
+    problems = check_result(text, member_records=RECORDS, accepted=ACCEPTED)
+    assert "the heading '### Blockers' appears 2 times among the contents' headings" in problems
+
+
+def test_a_heading_inside_fenced_code_is_not_a_contents_heading():
+    text = rendered().replace("## Reconciliation\n", "```\n### Blockers\n```\n\n## Reconciliation\n", 1)
     assert check_result(text, member_records=RECORDS, accepted=ACCEPTED) == []
