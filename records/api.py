@@ -10,7 +10,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import APIException
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -21,7 +20,8 @@ from reviews.api import RunSerializer
 from reviews.api_errors import ApiError
 from reviews.audit import Actor
 from reviews.models import Run
-from reviews.parsers import JSONParser  # refuses JSON nested too deep with a 400
+# JSON nested too deep, and a form field sent twice, are refused with a 400
+from reviews.parsers import FormParser, JSONParser, MultiPartParser
 
 from . import parsed, services
 from .api_schema import (

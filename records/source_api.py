@@ -9,7 +9,6 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,6 +16,7 @@ from reviews.access import READ_RUNS, UPLOAD
 from reviews.access import run_for
 from reviews.api_errors import ApiError
 from reviews.audit import Actor
+from reviews.parsers import FormParser, MultiPartParser
 
 from . import services
 from .services import quotations, snapshots

@@ -58,7 +58,7 @@ def private_stack(tmp_path):
                                env, tmp_path / "worker.log"))
         base = f"http://127.0.0.1:{port}"
         wait_for(lambda: healthy(base), "the web app to answer /healthz")
-        yield {"redis": redis, "base": base, "logs": tmp_path}
+        yield {"redis": redis, "base": base, "logs": tmp_path, "worker": processes[1]}
     finally:
         for process in processes:
             stop_group(process)
