@@ -72,7 +72,7 @@ def assert_processed(run_id: str, role: str) -> None:
 def first_upload_done(private_stack, run_factory):
     from django.db import connection
 
-    run = run_factory()
+    run = run_factory(created_by="broker-fault-agent")  # the uploading agent is the run's participant
     key = _token_for("broker-fault-agent", "agent")
     connection.close()
     assert upload(private_stack["base"], key, run.run_id, "result", seed_bytes("000"))[0] == 201
