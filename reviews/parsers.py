@@ -15,8 +15,10 @@ class JSONParser(parsers.JSONParser):
 
 def refuse_repeated_fields(data, files=None) -> None:
     """A form field or file part sent twice (`role=memory&role=runtime`) is a 400, never last-one-wins."""
-    repeated = sorted({key for source in (data, files) if source is not None
-                       for key, values in source.lists() if len(values) > 1})
+    # The same value twice is no ambiguity (some generated clients send each multipart field so); two
+    # different values, or two file parts under one name, are.
+    repeated = sorted({key for key, values in data.lists() if len(set(map(str, values))) > 1} |
+                      ({key for key, values in files.lists() if len(values) > 1} if files is not None else set()))
     if repeated:
         from .api_errors import ApiError  # api_errors imports the audit module; parsers load with the settings
 

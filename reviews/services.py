@@ -1,6 +1,7 @@
 """State changes of runs and tokens; each writes its audit event in the same transaction."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -60,6 +61,9 @@ def set_run_status(*, run: Run, status: str, actor: Actor, reason: str = "") -> 
     return locked
 
 
+USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}\Z")  # Django's user name rule
+
+
 class ParticipantsRefused(ValueError):
     """Names that are not agents' user names."""
 
@@ -71,6 +75,10 @@ def set_participants(*, run: Run, usernames: list[str], actor: Actor) -> list[st
     """
     User = get_user_model()
     wanted = sorted(set(usernames))
+    malformed = [name for name in wanted if not USERNAME_RE.match(name)]
+    if malformed:  # never sent to the database (a NUL fails there) nor echoed (lone surrogates do not encode)
+        raise ParticipantsRefused(f"participants: {len(malformed)} of the names are not user names "
+                                  "(letters, digits and @.+-_ only, at most 150)")
     users = list(User.objects.filter(username__in=wanted, groups__name=AGENT).distinct())
     unknown = sorted(set(wanted) - {user.username for user in users})
     if unknown:

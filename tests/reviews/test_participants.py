@@ -100,3 +100,9 @@ def test_a_token_revoked_before_the_upload_commits_gets_401_and_nothing_is_store
     assert response.json()["error"]["code"] == "token_revoked"
     assert not MemberVersion.objects.filter(member__run=run).exists()
     assert not AuditEvent.objects.filter(run=run, action="member.uploaded").exists()
+
+
+def test_malformed_participant_names_are_refused_without_reaching_the_database(reviewer, run_factory):
+    run = run_factory()
+    response = reviewer.patch(f"/api/runs/{run.run_id}/", {"participants": ["a\x00b", "x y"]}, format="json")
+    assert response.status_code == 400 and "2 of the names" in response.json()["error"]["message"]
