@@ -20,7 +20,9 @@ def refuse_repeated_fields(data, files=None) -> None:
     repeated = sorted({key for key, values in data.lists() if len(set(map(str, values))) > 1} |
                       ({key for key, values in files.lists() if len(values) > 1} if files is not None else set()))
     if repeated:
-        from .api_errors import ApiError  # api_errors imports the audit module; parsers load with the settings
+        from .api_errors import (
+            ApiError,  # api_errors imports the audit module; parsers load with the settings
+        )
 
         raise ApiError(f"{', '.join(repeated)}: sent more than once; send each field once",
                        code="repeated_field", details={"fields": repeated})

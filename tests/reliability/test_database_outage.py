@@ -14,7 +14,14 @@ import pytest
 import requests
 
 from tests.conftest import ROOT
-from tests.reliability.services import PrivatePostgres, app_env, free_port, spawn, stop_group, wait_for
+from tests.reliability.services import (
+    PrivatePostgres,
+    app_env,
+    free_port,
+    spawn,
+    stop_group,
+    wait_for,
+)
 
 
 def manage(env, *args: str) -> str:
