@@ -32,8 +32,9 @@ def profile_uploads(redis_url: str, uploads: int = 200):
 
     settings.DEBUG = False  # no debug cursor: it records and formats every statement
     app.conf.task_always_eager = not redis_url  # queued as the server queues them (main() runs them eagerly)
-    _, key = issue_token(name=f"bench-profile-{uuid.uuid4().hex[:6]}", role="agent", actor=Actor.command("bench"))
-    run = create_run(actor=Actor.command("bench"), run_id="AAS-2026-01-04-profile-uploads-01", system="Bench",
+    token, key = issue_token(name=f"bench-profile-{uuid.uuid4().hex[:6]}", role="agent", actor=Actor.command("bench"))
+    run = create_run(actor=Actor.command("bench"), user=token.user,  # its participant (DESIGN §9)
+                     run_id="AAS-2026-01-04-profile-uploads-01", system="Bench",
                      title="uploads", run_date="2026-01-04", reviewed_boundary="0" * 40)
     client = Client(HTTP_AUTHORIZATION=f"Token {key}")
     seed = next(p for p in seed_files() if p.name.startswith("003")).read_bytes()
@@ -101,8 +102,9 @@ def bench_uploads(database_url: str, redis_url: str):
     from reviews.services import create_run, issue_token
 
     clients = 8
-    _, key = issue_token(name=f"bench-agent-{uuid.uuid4().hex[:6]}", role="agent", actor=Actor.command("bench"))
-    runs = [create_run(actor=Actor.command("bench"), run_id=f"AAS-2026-01-04-uploads-{n:02d}", system="Bench",
+    token, key = issue_token(name=f"bench-agent-{uuid.uuid4().hex[:6]}", role="agent", actor=Actor.command("bench"))
+    runs = [create_run(actor=Actor.command("bench"), user=token.user, run_id=f"AAS-2026-01-04-uploads-{n:02d}",
+                       system="Bench",
                        title="uploads", run_date="2026-01-04", reviewed_boundary="0" * 40).run_id
             for n in range(clients + 1)]
     shared_run, own_runs = runs[0], runs[1:]

@@ -97,3 +97,63 @@ def _bad_request(request, message: str):
     if request.path.startswith("/api/"):
         return JsonResponse({"error": {"code": "invalid_url", "message": message, "details": None}}, status=400)
     return HttpResponseBadRequest(loader.render_to_string("400.html", {"message": message}))
+
+
+# Seconds a client is told to wait when the database is down: a restart or failover takes about this long.
+RETRY_AFTER_SECONDS = 5
+DATABASE_DOWN = "The database is not answering; nothing was changed. Try again in a few seconds."
+
+
+def _is_database_outage(exc) -> bool:
+    from django.db import InterfaceError, OperationalError
+
+    return isinstance(exc, (OperationalError, InterfaceError))
+
+
+def service_unavailable(request):
+    """503 with Retry-After: the JSON error shape under /api/, the styled page elsewhere (DESIGN §10)."""
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"error": {"code": "database_unavailable", "message": DATABASE_DOWN,
+                                           "details": {"retry_after": RETRY_AFTER_SECONDS}}}, status=503)
+    else:
+        from django.http import HttpResponse
+
+        response = HttpResponse(loader.render_to_string("503.html", {"retry_after": RETRY_AFTER_SECONDS}),
+                                status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+class DatabaseOutageMiddleware:
+    """A view (API or page) that fails because the database is down answers 503, not 500 (issue 23).
+
+    Django turns a lost connection into OperationalError or InterfaceError; the next request gets a fresh
+    connection (CONN_HEALTH_CHECKS), so telling the client to retry is the truth. `server_error` does the
+    same for a failure outside a view (a middleware's query), where no process_exception runs.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if _is_database_outage(exception):
+            import logging
+
+            logging.getLogger(__name__).warning("database unavailable during %s %s: %s", request.method,
+                                                request.path, exception)
+            return service_unavailable(request)
+        return None
+
+
+def server_error(request):
+    """handler500: a database outage is a 503 (see DatabaseOutageMiddleware); anything else the 500 page."""
+    import sys
+
+    if _is_database_outage(sys.exc_info()[1]):
+        return service_unavailable(request)
+    from django.views.defaults import server_error as default_server_error
+
+    return default_server_error(request)

@@ -83,6 +83,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.security.ContentSecurityPolicyMiddleware",
     "config.security.RefuseNulBytesMiddleware",
+    "config.security.DatabaseOutageMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -175,8 +176,8 @@ REST_FRAMEWORK = {
     # JSON nested too deep for Python's parser is a 400, not a RecursionError (reviews/parsers.py).
     "DEFAULT_PARSER_CLASSES": [
         "reviews.parsers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "reviews.parsers.FormParser",
+        "reviews.parsers.MultiPartParser",
     ],
     # Per token (or user), and per address for the few endpoints open without one (reviews/throttles.py).
     "DEFAULT_THROTTLE_CLASSES": ["reviews.throttles.TokenRateThrottle", "reviews.throttles.AnonymousRateThrottle"],
@@ -231,6 +232,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A broker that is down, full or read-only is waited for, never given up on (config/broker.py; DESIGN §10):
+# retried forever, with Celery's backoff (2 s more per try, at most 30 s apart).
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_BROKER_TRANSPORT = "config.broker:Transport" if REDIS_URL else None
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "aas")
 # A member stuck in received/parsing longer than this is re-queued by the sweep.

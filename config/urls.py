@@ -7,6 +7,8 @@ from reviews import views as review_views
 
 # An unmatched URL: JSON under /api/, the app's page elsewhere (also under DEBUG: config/security.py).
 handler404 = "config.security.not_found"
+# The database down: 503 with Retry-After, JSON under /api/, the styled page elsewhere (DESIGN §10).
+handler500 = "config.security.server_error"
 
 urlpatterns = [
     path("login/", review_views.LoginView.as_view(), name="login"),

@@ -10,24 +10,25 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import APIException
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from celery import current_app as celery_app
-from reviews.access import READ_RUNS, UPLOAD
-from reviews.access import refuse_unless_allowed, run_for
+from reviews.access import DECIDE, READ_RUNS, check_participant, run_for
 from reviews.api import RunSerializer
 from reviews.api_errors import ApiError
 from reviews.audit import Actor
 from reviews.models import Run
-from reviews.parsers import JSONParser  # refuses JSON nested too deep with a 400
+# JSON nested too deep, and a form field sent twice, are refused with a 400
+from reviews.parsers import FormParser, JSONParser, MultiPartParser
+from reviews.services import ParticipantsRefused, set_participants
 
 from . import parsed, services
 from .api_schema import (
     BundleImportReplySerializer,
     BundleUploadSerializer,
     MemberDetailSerializer,
+    ParticipantsSerializer,
     RunDetailSerializer,
     UploadFileSerializer,
     UploadJsonSerializer,
@@ -106,6 +107,27 @@ class RunDetailView(APIView):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         return Response(run_detail_data(run))
 
+    @extend_schema(summary="Change the run's participants: the agents, besides its creator, that may upload to "
+                           "it and answer its correction requests (reviewer or admin)",
+                   request=ParticipantsSerializer, responses={200: ParticipantsSerializer})
+    def patch(self, request, run_id: str):
+        run = run_for(request, run_id, allowed=DECIDE, action="change participants")
+        data = request.data if hasattr(request.data, "get") else {}
+        others = sorted(set(data) - {"participants"})
+        if others:
+            raise ApiError(f"{', '.join(others)}: not changeable here; send `participants`", code="invalid",
+                           details={"fields": others})
+        names = data.get("participants")
+        if not isinstance(names, list) or not all(isinstance(name, str) and name for name in names):
+            raise ApiError("participants: required, a list of agents' user names", code="invalid",
+                           details={"field": "participants"})
+        try:
+            participants = set_participants(run=run, usernames=names, actor=Actor.for_request(request))
+        except ParticipantsRefused as error:
+            raise ApiError(str(error), code="invalid", details={"field": "participants"}) from None
+        return Response({"participants": participants,
+                         "created_by": run.created_by.get_username() if run.created_by else None})
+
 
 def _upload_from(request) -> tuple[str, str | None, bytes]:
     """(role, filename, bytes) from multipart `file`+`role` or JSON `{"role", "content"[, "filename"]}`."""
@@ -165,8 +187,8 @@ class MemberUploadView(APIView):
                    request={"multipart/form-data": UploadFileSerializer, "application/json": UploadJsonSerializer},
                    responses={201: MemberVersionSerializer, 200: MemberVersionSerializer, 413: None, 415: None})
     def post(self, request, run_id: str):
-        # The role is checked first so that the service reads the run once, by its row lock.
-        refuse_unless_allowed(request, run_id, allowed=UPLOAD, action="upload")
+        # Uploads, and the answers to correction requests they carry, only by the run's participants (§9).
+        check_participant(request, run_id, action="upload")
         try:
             role, filename, content = _upload_from(request)
             version, created = services.ingest_member_report(run=run_id, role=role, filename=filename,
@@ -320,7 +342,7 @@ class BundleImportView(APIView):
                    request={"multipart/form-data": BundleUploadSerializer},
                    responses={201: BundleImportReplySerializer, 200: BundleImportReplySerializer, 413: None, 415: None})
     def post(self, request, run_id: str):
-        run = run_for(request, run_id, allowed=UPLOAD, action="import bundle")
+        run = check_participant(request, run_id, action="import bundle")
         archive = run_directory_archive(request)
         try:
             results = services.import_bundle(run=run, archive=archive, actor=Actor.for_request(request))

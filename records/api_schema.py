@@ -61,6 +61,11 @@ class RunDetailSerializer(RunSerializer):
         fields = [*RunSerializer.Meta.fields, "members", "counts", "validation"]
 
 
+class ParticipantsSerializer(serializers.Serializer):
+    participants = serializers.ListField(child=serializers.CharField(), help_text="agents' user names")
+    created_by = serializers.CharField(read_only=True, allow_null=True)
+
+
 class FindingCountsSerializer(serializers.Serializer):
     errors = serializers.IntegerField(min_value=0)
     warnings = serializers.IntegerField(min_value=0)

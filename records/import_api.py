@@ -5,7 +5,6 @@ from django.core.exceptions import ValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -14,6 +13,7 @@ from reviews.api import RunSerializer
 from reviews.api_errors import ApiError, Conflict
 from reviews.audit import Actor
 from reviews.services import RunExists
+from reviews.parsers import FormParser, MultiPartParser
 
 from . import services
 from .api import imported_members, refusal, run_directory_archive

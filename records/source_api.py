@@ -9,14 +9,14 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from reviews.access import READ_RUNS, UPLOAD
+from reviews.access import READ_RUNS, check_participant
 from reviews.access import run_for
 from reviews.api_errors import ApiError
 from reviews.audit import Actor
+from reviews.parsers import FormParser, MultiPartParser
 
 from . import services
 from .services import quotations, snapshots
@@ -74,7 +74,7 @@ class SourceView(APIView):
                               409: OpenApiResponse(description="the run no longer takes uploads"),
                               413: OpenApiResponse(description="the archive file is over MAX_SOURCE_BYTES")})
     def post(self, request, run_id: str):
-        run = run_for(request, run_id, allowed=UPLOAD, action="upload source")
+        run = check_participant(request, run_id, action="upload source")
         upload = request.FILES.get("file")
         if upload is None:
             raise ApiError("file: required, a tar.gz or zip of the source at the reviewed commit", code="invalid",

@@ -78,6 +78,22 @@ def run_for(request, run_id: str, *, allowed: set[str] | frozenset = READ_RUNS, 
     return run
 
 
+def participant_refusal(run: Run) -> str:
+    return (f"Only the participants of run {run.run_id} may upload to it or answer its correction requests: "
+            "the agent that created it, and agents a reviewer or admin adds with "
+            f"PATCH /api/runs/{run.run_id}/ {{\"participants\": [...]}}.")
+
+
+def check_participant(request, run_id: str, *, action: str) -> Run:
+    """The run, if the caller may `action` on it as an uploader: an admin, or an agent among its participants
+    (DESIGN §9). 404 when there is none; PermissionDenied, audited, naming how to be added, otherwise."""
+    run = run_for(request, run_id, allowed=UPLOAD, action=action)
+    if ADMIN in roles_of(request.user) or run.has_participant(request.user):
+        return run
+    _deny(run, user=request.user, actor=Actor.for_request(request), attempted=action)
+    raise PermissionDenied(participant_refusal(run))
+
+
 def refuse_unless_allowed(request, run_id: str, *, allowed: set[str], action: str) -> None:
     """`run_for` for a caller that reads the run itself (under its row lock, say): the run is read here
     only to refuse, 404 when there is none, else the audited denial."""
@@ -97,7 +113,7 @@ def actor_labels_of(user) -> set[str]:
 def may_read_audit(user, run: Run) -> bool:
     """Auditors, reviewers and admins read every run's trail; an agent reads the runs it took part in.
 
-    An agent took part when it created the run or when any event of the run,
+    An agent took part when it is one of the run's participants or when any event of the run,
     other than a denial, names one of its labels (it uploaded, proposed, …).
     """
     roles = roles_of(user)
@@ -105,7 +121,7 @@ def may_read_audit(user, run: Run) -> bool:
         return True
     if AGENT not in roles:
         return False
-    if run.created_by_id is not None and run.created_by_id == user.pk:
+    if run.has_participant(user):
         return True
     return (AuditEvent.objects.filter(run=run, actor__in=actor_labels_of(user))
             .exclude(action__in=NOT_PARTICIPATION).exists())

@@ -7,6 +7,7 @@ from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from .audit import TokenRevoked
 from .models import TransitionError
 
 
@@ -49,6 +50,13 @@ def exception_handler(exc, context):
     if isinstance(exc, DjangoPermissionDenied):
         # DRF would answer its generic message; the access checks say which role is needed.
         exc = exceptions.PermissionDenied(str(exc) or None)
+    if isinstance(exc, TokenRevoked):
+        # Raised inside the view, after DRF's own 401 handling: the 401 and its challenge are set here.
+        response = drf_exception_handler(exceptions.AuthenticationFailed(str(exc)), context)
+        response.status_code = 401
+        response["WWW-Authenticate"] = "Token"
+        response.data = {"error": {"code": "token_revoked", "message": str(exc), "details": None}}
+        return response
     if isinstance(exc, TransitionError):
         exc = Conflict(str(exc), code="invalid_state")
     response = drf_exception_handler(exc, context)

@@ -47,7 +47,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
 from typing import Any, Callable
@@ -57,7 +57,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.utils import timezone
 
-from .models import AuditEvent, DenialTally, Run
+from .models import ApiToken, AuditEvent, DenialTally, Run
 
 GENESIS = "0" * 64
 # The integers RFC 8785 (I-JSON) carries exactly.
@@ -88,6 +88,8 @@ class Actor:
 
     label: str
     user_id: int | None = None
+    # The API token the request came with: record_event re-checks it in the transaction it commits.
+    token_id: int | None = field(default=None, compare=False)
 
     @classmethod
     def for_request(cls, request) -> "Actor":
@@ -95,7 +97,7 @@ class Actor:
         token = getattr(request, "auth", None)
         token_name = getattr(token, "name", None)
         if token_name:
-            return cls(label=f"token:{token_name}", user_id=user.pk)
+            return cls(label=f"token:{token_name}", user_id=user.pk, token_id=getattr(token, "pk", None))
         if user is not None and user.is_authenticated:
             return cls.for_user(user)
         return cls(label="anonymous")
@@ -220,6 +222,26 @@ def _advance_head(run: Run, event: AuditEvent) -> None:
     run.audit_head_seq, run.audit_head_hash = event.seq, event.hash
 
 
+class TokenRevoked(Exception):
+    """The request's API token was revoked after it was authenticated and before its change committed."""
+
+
+def confirm_token(actor: Actor) -> None:
+    """Re-check the actor's API token inside the caller's transaction; TokenRevoked (nothing commits) if revoked.
+
+    On PostgreSQL the token row is read FOR SHARE: a revocation that starts now waits for this commit, so
+    a change is either committed under a live token or not at all (issue 23: a token revoked mid-upload).
+    """
+    if actor.token_id is None:
+        return
+    share = " FOR SHARE" if connection.vendor == "postgresql" else ""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT revoked_at FROM {ApiToken._meta.db_table} WHERE id = %s{share}", [actor.token_id])
+        row = cursor.fetchone()
+    if row is None or row[0] is not None:
+        raise TokenRevoked("This token was revoked while the request ran; nothing was stored.")
+
+
 def record_event(
     *,
     run: Run | None,
@@ -238,6 +260,7 @@ def record_event(
     # Inside the caller's transaction no savepoint of its own: an event that cannot be written must
     # roll back the change it records, and two fewer statements per event matter on the upload path.
     with transaction.atomic(savepoint=False):
+        confirm_token(actor)
         last = _chain_head(run)
         seq, prev_hash = (last[0] + 1, last[1]) if last else (1, GENESIS)
         event = AuditEvent(

@@ -59,6 +59,9 @@ class Run(models.Model):
     failed_from = models.CharField(max_length=20, choices=Status.choices, blank=True)
     manifest_sha256 = models.CharField(max_length=64, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Agents a reviewer or admin added (DESIGN §9); with the creator, the run's participants: only they
+    # upload to it and answer its correction requests (reviews.access.check_participant).
+    participants = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="participating_runs")
     # The final run this one revises (DESIGN §3): one successor per final run, linked both ways
     # (`run.revises`, `run.revised_by`), so validation can tell a revision's carried members from strays.
     revises = models.OneToOneField("self", null=True, blank=True, on_delete=models.PROTECT,
@@ -70,6 +73,17 @@ class Run(models.Model):
     # record_event writes these columns (every other save names its own update_fields).
     audit_head_seq = models.PositiveIntegerField(default=0)
     audit_head_hash = models.CharField(max_length=64, blank=True)
+
+    def has_participant(self, user) -> bool:
+        """The user created the run or was added to its participants."""
+        if user is None or not user.is_authenticated:
+            return False
+        return (self.created_by_id is not None and self.created_by_id == user.pk) or \
+            self.participants.filter(pk=user.pk).exists()
+
+    def participant_names(self) -> list[str]:
+        """The added participants' user names, sorted (the creator is not among them)."""
+        return sorted(self.participants.values_list("username", flat=True))
 
     def revised_run_ids(self) -> tuple[str, ...]:
         """The run IDs this run revises, nearest first (empty for a run that revises none)."""

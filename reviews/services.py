@@ -1,6 +1,7 @@
 """State changes of runs and tokens; each writes its audit event in the same transaction."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -8,7 +9,7 @@ from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from .access import ADMIN, ROLES, ensure_role_groups
+from .access import ADMIN, AGENT, ROLES, ensure_role_groups
 from .audit import Actor, lock_run, record_event
 from .models import ApiToken, Run, hash_token
 
@@ -33,6 +34,10 @@ def create_run(*, actor: Actor, user=None, revises: Run | None = None, **fields:
     try:
         with transaction.atomic():
             run.save(force_insert=True)
+            if revises is not None:  # a revision's uploaders are the revised run's (DESIGN §9)
+                run.participants.set(revises.participants.all())
+                if revises.created_by_id is not None and revises.created_by_id != run.created_by_id:
+                    run.participants.add(revises.created_by_id)
             record_event(run=run, actor=actor, action="run.created", object_type="run",
                          object_id=run.run_id,
                          after=run_snapshot(run) | ({"revises": revises.run_id} if revises is not None else {}))
@@ -54,6 +59,39 @@ def set_run_status(*, run: Run, status: str, actor: Actor, reason: str = "") -> 
                      after={"status": status, "reason": reason})
     run.status, run.status_reason, run.failed_from = locked.status, locked.status_reason, locked.failed_from
     return locked
+
+
+USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}\Z")  # Django's user name rule
+
+
+class ParticipantsRefused(ValueError):
+    """Names that are not agents' user names."""
+
+
+def set_participants(*, run: Run, usernames: list[str], actor: Actor) -> list[str]:
+    """Make the run's added participants exactly these agents (the creator stays one regardless), audited.
+
+    Refuses (ParticipantsRefused, nothing changed) a name that is no user, or a user without the agent role.
+    """
+    User = get_user_model()
+    wanted = sorted(set(usernames))
+    malformed = [name for name in wanted if not USERNAME_RE.match(name)]
+    if malformed:  # never sent to the database (a NUL fails there) nor echoed (lone surrogates do not encode)
+        raise ParticipantsRefused(f"participants: {len(malformed)} of the names are not user names "
+                                  "(letters, digits and @.+-_ only, at most 150)")
+    users = list(User.objects.filter(username__in=wanted, groups__name=AGENT).distinct())
+    unknown = sorted(set(wanted) - {user.username for user in users})
+    if unknown:
+        raise ParticipantsRefused(f"participants: {', '.join(unknown)}: not the user name of an agent")
+    with transaction.atomic():
+        locked = lock_run(run)
+        before = locked.participant_names()
+        if before == wanted:
+            return before
+        locked.participants.set(users)
+        record_event(run=locked, actor=actor, action="run.participants_changed", object_type="run",
+                     object_id=locked.run_id, before={"participants": before}, after={"participants": wanted})
+    return wanted
 
 
 def issue_token(*, name: str, role: str, actor: Actor, password: str | None = None) -> tuple[ApiToken, str]:

@@ -175,11 +175,15 @@ def run_factory(db):
 
     counter = {"n": 0}
 
-    def make(run_id: str | None = None, **overrides):
+    def make(run_id: str | None = None, created_by: str | None = "agent-1", **overrides):
+        """A run created by `created_by` (the `agent` persona's user by default: its participant, DESIGN §9)."""
+        from django.contrib.auth import get_user_model
+
         counter["n"] += 1
         fields = RUN_FIELDS | overrides
+        user = get_user_model().objects.get_or_create(username=created_by)[0] if created_by else None
         return create_run(actor=Actor.command("test"), run_id=run_id or f"AAS-2026-09-25-test-{counter['n']:02d}",
-                          **fields)
+                          user=user, **fields)
 
     return make
 

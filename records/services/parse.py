@@ -4,11 +4,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -91,7 +91,7 @@ def _rows(run: Run, version: MemberVersion, report: ParsedReport) -> tuple[list[
     return records, issues
 
 
-def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | None:
+def parse_member_version(*, version_pk: int, actor: Actor, reclaim: datetime | None = None) -> MemberVersion | None:
     """Parse one stored version into Record/IntegrationIssue rows; None when there is nothing to claim.
 
     Claims the version with a conditional UPDATE (received, or parsing with a
@@ -102,11 +102,21 @@ def parse_member_version(*, version_pk: int, actor: Actor) -> MemberVersion | No
     stale = now - timedelta(seconds=settings.PIPELINE_STUCK_AFTER_SECONDS)
     claimed = (
         MemberVersion.objects.filter(pk=version_pk)
-        .filter(Q(status=MemberVersion.Status.RECEIVED) | Q(status=MemberVersion.Status.PARSING, claimed_at__lt=stale))
+        .filter(Q(status=MemberVersion.Status.RECEIVED) | Q(status=MemberVersion.Status.PARSING, claimed_at__lt=stale)
+                | (Q(status=MemberVersion.Status.PARSING, claimed_at=reclaim) if reclaim else Q(pk__in=[])))
         .update(status=MemberVersion.Status.PARSING, claimed_at=now, attempts=F("attempts") + 1)
     )
     if not claimed:
         return None
+    try:
+        return _parse_claimed(version_pk=version_pk, now=now, actor=actor)
+    except (OperationalError, InterfaceError) as error:
+        error.claimed_at = now
+        raise
+
+
+def _parse_claimed(*, version_pk: int, now: datetime, actor: Actor) -> MemberVersion | None:
+    """The parse of a version this worker has just claimed (at `now`)."""
     version = MemberVersion.objects.select_related("member__run").defer("parsed").get(pk=version_pk)
     content = bytes(version.content)
     actual = archives.sha256_hex(content)

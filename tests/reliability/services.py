@@ -95,3 +95,50 @@ def stop_group(process: subprocess.Popen | None) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(10)
+
+
+class PrivatePostgres:
+    """A throwaway PostgreSQL cluster (initdb, trust auth) on a free port, run as the `postgres` user,
+    that a test may stop and start again; never the shared server."""
+
+    def __init__(self) -> None:
+        import pwd
+        import tempfile
+
+        if shutil.which("initdb") is None or shutil.which("pg_ctl") is None:
+            pytest.skip("initdb/pg_ctl are not installed")
+        try:
+            self.owner = pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("no postgres user to run a private cluster as")
+        self.port = free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="aas-private-pg-"))
+        os.chown(self.root, self.owner.pw_uid, self.owner.pw_gid)
+        self.data = self.root / "data"
+
+    @property
+    def url(self) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/aas"
+
+    def _as_owner(self, *args: str) -> None:
+        prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run([*prefix, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, timeout=120)
+
+    def create(self) -> None:
+        self._as_owner("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync")
+        self.start()
+        self._as_owner("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "aas")
+
+    def start(self) -> None:
+        self._as_owner("pg_ctl", "-D", str(self.data), "-w", "-l", str(self.root / "log"), "-o",
+                       f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+
+    def stop(self) -> None:
+        self._as_owner("pg_ctl", "-D", str(self.data), "-w", "-m", "fast", "stop")
+
+    def destroy(self) -> None:
+        try:
+            self.stop()
+        except subprocess.CalledProcessError:
+            pass
+        shutil.rmtree(self.root, ignore_errors=True)

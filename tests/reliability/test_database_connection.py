@@ -90,7 +90,8 @@ def test_the_request_after_the_database_dropped_the_connection_succeeds(app_serv
 
 
 def test_without_health_checks_the_first_request_after_the_drop_fails(app_server, run_factory):
-    """What CONN_HEALTH_CHECKS prevents: the dead connection is reused and the request gets a 500."""
+    """What CONN_HEALTH_CHECKS prevents: the dead connection is reused and the request fails (a 503 with
+    Retry-After since issue 23: the database's failure, not a bug; it used to be a 500)."""
     run = run_factory()
     key = _token_for("drop-auditor-2", "auditor")
     base, name = app_server(CONN_HEALTH_CHECKS="0")
@@ -98,5 +99,5 @@ def test_without_health_checks_the_first_request_after_the_drop_fails(app_server
     terminate(backends(name))
     wait_for(lambda: backends(name) == [], "the backend to end")
 
-    assert get(f"{base}/api/runs/{run.run_id}/", key)[0] == 500
+    assert get(f"{base}/api/runs/{run.run_id}/", key)[0] == 503
     assert get(f"{base}/api/runs/{run.run_id}/", key)[0] == 200  # Django then discards the broken connection

@@ -58,7 +58,7 @@ def private_stack(tmp_path):
                                env, tmp_path / "worker.log"))
         base = f"http://127.0.0.1:{port}"
         wait_for(lambda: healthy(base), "the web app to answer /healthz")
-        yield {"redis": redis, "base": base, "logs": tmp_path}
+        yield {"redis": redis, "base": base, "logs": tmp_path, "worker": processes[1]}
     finally:
         for process in processes:
             stop_group(process)
@@ -69,7 +69,7 @@ def test_uploads_during_a_redis_outage_are_accepted_and_processed_when_it_return
     from django.db import connection
 
     redis, base = private_stack["redis"], private_stack["base"]
-    run = run_factory()
+    run = run_factory(created_by="outage-agent")  # the uploading agent is the run's participant
     key = _token_for("outage-agent", "agent")
     connection.close()
 

@@ -74,3 +74,36 @@ def test_serve_demo_stopped_by_a_signal_stops_its_worker(signum, redis, tmp_path
             demo.wait(10)
         if worker_pid is not None and group_alive(worker_pid):
             os.killpg(worker_pid, signal.SIGKILL)
+
+
+def test_serve_demo_starts_a_worker_that_died_again_and_says_so(redis, tmp_path):
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")} | {
+        "DEBUG": "1", "PORT": str(port), "REDIS_URL": redis.url, "VAR_DIR": str(tmp_path),
+        "PYTHONUNBUFFERED": "1", "CELERY_QUEUE": "aas-serve-demo-test"}
+    log = tmp_path / "serve_demo.log"
+    demo = subprocess.Popen([sys.executable, "manage.py", "serve_demo"], cwd=ROOT, env=env,
+                            stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
+    pids = []
+    try:
+        first = int(wait_for(lambda: re.search(r"worker started \(pid (\d+)\)", log.read_text()),
+                             "the worker to start").group(1))
+        pids.append(first)
+        wait_for(lambda: "ready" in log.read_text(), "the worker to be ready", timeout=60)
+        os.killpg(first, signal.SIGKILL)  # dies however it dies
+
+        again = wait_for(lambda: re.findall(r"worker started \(pid (\d+)\)", log.read_text())[1:],
+                         "the worker to be started again", timeout=30)
+        pids.append(int(again[0]))
+        assert f"worker (pid {first}) exited with code" in log.read_text()
+        assert group_alive(pids[1])
+        demo.send_signal(signal.SIGTERM)
+        demo.wait(60)
+        assert not group_alive(pids[1]), log.read_text()[-2000:]
+    finally:
+        if demo.poll() is None:
+            os.killpg(demo.pid, signal.SIGKILL)
+            demo.wait(10)
+        for pid in pids:
+            if group_alive(pid):
+                os.killpg(pid, signal.SIGKILL)

@@ -100,8 +100,28 @@ def test_it_names_the_broker_when_it_is_down(client, settings):
     finally:
         app.conf.broker_url = old
     assert response.status_code == 503
-    assert response.json()["checks"]["broker"].startswith("down")
+    assert response.json()["checks"]["broker"] == "down"
     assert response.json()["checks"]["database"] == "ok"
+    assert response.json()["failing"] == ["broker"]
+    # Anonymous callers get the status words, never the host, port or error text.
+    assert "details" not in response.json() and "127.0.0.1" not in response.content.decode()
+
+
+def test_it_tells_an_admin_why_the_broker_is_down(client, settings, db):
+    from config.celery import app
+    from tests.conftest import _persona
+
+    admin_api = _persona("health-admin", "admin")
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    old = app.conf.broker_url
+    app.conf.broker_url = "redis://127.0.0.1:1/0"
+    try:
+        response = admin_api.get("/healthz")
+    finally:
+        app.conf.broker_url = old
+    assert response.status_code == 503
+    assert "ConnectionError" in response.json()["details"]["broker"]
 
 
 def test_it_guards_run_status_transitions(run_factory):

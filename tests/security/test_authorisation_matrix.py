@@ -36,7 +36,8 @@ ANONYMOUS, REVOKED, AGENT, PARTICIPANT, REVIEWER, AUDITOR, ADMIN = (
 CALLERS = (ANONYMOUS, REVOKED, AGENT, PARTICIPANT, REVIEWER, AUDITOR, ADMIN)
 ROLES = {AGENT, PARTICIPANT, REVIEWER, AUDITOR, ADMIN}
 EVERY_ROLE = frozenset(ROLES)
-UPLOADERS = frozenset({AGENT, PARTICIPANT, ADMIN})
+UPLOADERS = frozenset({AGENT, PARTICIPANT, ADMIN})  # create runs; upload to a run only as its participant
+PARTICIPANTS = frozenset({PARTICIPANT, ADMIN})  # the run's creator and added agents (§9), and admins
 PROPOSERS = frozenset({AGENT, PARTICIPANT, REVIEWER, ADMIN})
 DECIDERS = frozenset({REVIEWER, ADMIN})
 AUDIT_READERS = frozenset({PARTICIPANT, REVIEWER, AUDITOR, ADMIN})  # an agent reads the trails of runs it acted on
@@ -90,7 +91,8 @@ EXPECTED: dict[tuple[str, str], Row] = {
     ("api/runs/", "POST"): api(UPLOADERS, ALLOWED),
     ("api/whoami/", "GET"): api(EVERY_ROLE),
     (R, "GET"): api(EVERY_ROLE),
-    (R + "members/", "POST"): api(UPLOADERS, ALLOWED),
+    (R, "PATCH"): api(DECIDERS, ALLOWED),  # participants
+    (R + "members/", "POST"): api(PARTICIPANTS, ALLOWED),
     (R + "members/<str:member_id>/", "GET"): api(EVERY_ROLE),
     (R + "members/<str:member_id>/raw", "GET"): api(EVERY_ROLE),
     (R + "records/", "GET"): api(EVERY_ROLE),
@@ -110,7 +112,7 @@ EXPECTED: dict[tuple[str, str], Row] = {
     (R + "result/", "GET"): api(EVERY_ROLE, 404),  # read allowed; this run has no result yet
     (R + "result.json", "GET"): api(EVERY_ROLE, 404),
     (R + "bundle/", "GET"): api(EXPORTERS),  # the export carries the audit trail
-    (R + "bundle/", "POST"): api(UPLOADERS, ALLOWED),
+    (R + "bundle/", "POST"): api(PARTICIPANTS, ALLOWED),
     (R + "audit/", "GET"): api(AUDIT_READERS),
     (R + "audit/verify/", "GET"): api(AUDIT_READERS),
     # Pages (DESIGN §5): login required; reading for every role, deciding for reviewers.
@@ -137,7 +139,7 @@ EXPECTED: dict[tuple[str, str], Row] = {
     (R + "blockers/", "GET"): api(EVERY_ROLE),
     (R + "quotations/", "GET"): api(EVERY_ROLE),
     (R + "source/", "GET"): api(EVERY_ROLE),
-    (R + "source/", "POST"): api(UPLOADERS, ALLOWED),
+    (R + "source/", "POST"): api(PARTICIPANTS, ALLOWED),
     (R + "revise/", "POST"): api(DECIDERS, ALLOWED),  # "a reviewer revises" a final run (§3)
     ("api/runs/import/", "POST"): api(UPLOADERS, ALLOWED),
     ("api/keys/", "GET"): public(200),  # an auditor checks signatures offline against them
@@ -281,8 +283,9 @@ def test_each_caller_gets_what_the_design_allows_on_every_endpoint(caller, world
     for (route, method), row in sorted(EXPECTED.items(), key=lambda item: item[0][0] == "logout/"):
         url = url_of(route, kwargs)
         client = api_client if route.startswith("api/") else browser
-        response = client.get(url) if method == "GET" else client.post(url, {}, format="json") \
-            if client is api_client else client.post(url, {})
+        response = client.get(url) if method == "GET" else client.patch(url, {}, format="json") \
+            if method == "PATCH" else client.post(url, {}, format="json") if client is api_client \
+            else client.post(url, {})
         got = outcome(response)
         if row.kind == "admin":
             expected = 200 if caller == ADMIN else "admin-login"

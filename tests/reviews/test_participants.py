@@ -1,0 +1,108 @@
+"""Run participants (DESIGN §9): the creating agent and agents a reviewer or admin adds upload; others get 403."""
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from records.models import MemberVersion
+from reviews.models import AuditEvent
+from tests.conftest import _persona, seed_bytes
+
+pytestmark = pytest.mark.django_db
+
+
+def post_member(client, run, role="memory", seed="002"):
+    return client.post(f"/api/runs/{run.run_id}/members/", {"role": role, "content": seed_bytes(seed).decode()},
+                       format="json")
+
+
+def test_it_lets_the_creating_agent_upload_and_refuses_another_agent_naming_how_to_be_added(agent, run_factory):
+    run = run_factory()  # created by agent-1
+    other = _persona("agent-2", "agent")
+    assert post_member(agent, run).status_code == 201
+
+    response = post_member(other, run, seed="003")
+    assert response.status_code == 403
+    message = response.json()["error"]["message"]
+    assert "participants" in message and f"PATCH /api/runs/{run.run_id}/" in message
+    assert MemberVersion.objects.filter(member__run=run).count() == 1  # agent 2 overwrote nothing
+    assert AuditEvent.objects.filter(run=run, action="permission.denied", actor="token:agent-2").exists()
+    # …and, having taken no part, does not read the trail either.
+    assert other.get(f"/api/runs/{run.run_id}/audit/").status_code == 403
+
+
+def test_a_reviewer_adds_an_agent_who_may_then_upload(agent, reviewer, run_factory):
+    run = run_factory()
+    other = _persona("agent-2", "agent")
+    response = reviewer.patch(f"/api/runs/{run.run_id}/", {"participants": ["agent-2"]}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json() == {"participants": ["agent-2"], "created_by": "agent-1"}
+    event = AuditEvent.objects.get(run=run, action="run.participants_changed")
+    assert event.actor == "token:reviewer-1" and event.after == {"participants": ["agent-2"]}
+    assert post_member(other, run).status_code == 201
+    assert other.get(f"/api/runs/{run.run_id}/audit/").status_code == 200
+
+    # Removed again: refused again.
+    assert reviewer.patch(f"/api/runs/{run.run_id}/", {"participants": []}, format="json").status_code == 200
+    assert post_member(other, run, seed="003").status_code == 403
+
+
+def test_only_reviewers_and_admins_change_participants_and_only_to_agents(agent, reviewer, run_factory):
+    run = run_factory()
+    _persona("agent-2", "agent")
+    assert agent.patch(f"/api/runs/{run.run_id}/", {"participants": ["agent-2"]}, format="json").status_code == 403
+    response = reviewer.patch(f"/api/runs/{run.run_id}/", {"participants": ["reviewer-1", "nobody"]}, format="json")
+    assert response.status_code == 400 and "nobody, reviewer-1" in response.json()["error"]["message"]
+    response = reviewer.patch(f"/api/runs/{run.run_id}/", {"participants": "agent-2"}, format="json")
+    assert response.status_code == 400
+    assert not AuditEvent.objects.filter(run=run, action="run.participants_changed").exists()
+
+
+def test_a_run_created_over_the_api_belongs_to_its_creator(agent, run_factory):
+    from tests.conftest import RUN_FIELDS
+
+    other = _persona("agent-2", "agent")
+    response = other.post("/api/runs/", RUN_FIELDS | {"run_id": "AAS-2026-09-25-other-01"}, format="json")
+    assert response.status_code == 201
+    run_id = response.json()["run_id"]
+    assert other.post(f"/api/runs/{run_id}/members/", {"role": "memory", "content": seed_bytes("002").decode()},
+                      format="json").status_code == 201
+    assert agent.post(f"/api/runs/{run_id}/members/", {"role": "memory", "content": seed_bytes("003").decode()},
+                      format="json").status_code == 403
+
+
+def test_a_repeated_form_field_is_refused_and_nothing_is_stored(agent, run_factory):
+    run = run_factory()
+    body = {"role": ["memory", "runtime"], "file": SimpleUploadedFile("m.md", seed_bytes("002"))}
+    response = agent.post(f"/api/runs/{run.run_id}/members/", body, format="multipart")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "repeated_field" and "role" in response.json()["error"]["message"]
+    assert not MemberVersion.objects.filter(member__run=run).exists()
+
+
+def test_a_token_revoked_before_the_upload_commits_gets_401_and_nothing_is_stored(agent, run_factory, monkeypatch):
+    """The revocation lands after authentication, while the upload runs: the re-check in the commit refuses it."""
+    from records.services import upload as upload_service
+    from reviews.audit import Actor
+    from reviews.models import ApiToken
+    from reviews.services import revoke_token
+
+    run = run_factory()
+    real = upload_service._start_validating
+
+    def revoked_meanwhile(*args, **kwargs):
+        revoke_token(token=ApiToken.objects.get(name="agent-1"), actor=Actor.command("test"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(upload_service, "_start_validating", revoked_meanwhile)
+    response = post_member(agent, run)
+    assert response.status_code == 401, response.json()
+    assert response.json()["error"]["code"] == "token_revoked"
+    assert not MemberVersion.objects.filter(member__run=run).exists()
+    assert not AuditEvent.objects.filter(run=run, action="member.uploaded").exists()
+
+
+def test_malformed_participant_names_are_refused_without_reaching_the_database(reviewer, run_factory):
+    run = run_factory()
+    response = reviewer.patch(f"/api/runs/{run.run_id}/", {"participants": ["a\x00b", "x y"]}, format="json")
+    assert response.status_code == 400 and "2 of the names" in response.json()["error"]["message"]
