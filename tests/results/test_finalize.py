@@ -21,7 +21,7 @@ from records.models import MemberVersion
 from records.parsing import parse_report
 from reviews.audit import Actor, verify_chain
 from reviews.models import AuditEvent, Run
-from tests.results.test_approval import CHEATSHEET, REVIEWER, corpus_files, ready_run  # noqa: F401
+from tests.results.test_approval import CHEATSHEET, REVIEWER, corpus_files, finalize_sends, ready_run  # noqa: F401
 
 WORKER = Actor.worker("finalize_run")
 
@@ -137,7 +137,7 @@ def test_it_finalizes_on_retry_once_the_bytes_are_restored(approved_run, django_
     tamper(approved_run, "memory", original)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         retry_finalize(run=approved_run, actor=REVIEWER)
-    assert len(callbacks) == 1
+    assert len(finalize_sends(callbacks)) == 1
     approved_run.refresh_from_db()
     assert approved_run.status == Run.Status.FINALIZING
     result = finalize_run(run=approved_run, actor=WORKER)
@@ -284,7 +284,8 @@ def sweep(capture, *, execute=False):
 
     with capture(execute=execute) as queued:
         swept = sweep_unfinished_finalizations(older_than_seconds=300, actor=Actor.worker("sweep"))
-    return swept, queued
+    return swept, finalize_sends(queued)
+
 
 
 def test_the_sweep_finalizes_a_run_whose_finalize_message_was_lost(approved_run,
