@@ -87,7 +87,9 @@ def test_accepting_an_amendment_about_a_record_whose_only_mapping_was_rejected_i
     assert error["code"] == "incoherent_decision"
     assert "EPI-OBJ-2 has no place in the shared set (every mapping of it was rejected)" in error["message"]
     # The blocker's words describe the state the acceptance would make; the message says it was not made.
-    assert error["message"].startswith("Not accepted, it would contradict another decision: ")
+    assert error["message"].startswith("Not accepted: it would contradict another decision. ")
+    # ... and never that the amendment "is accepted": it was just refused (issue 22).
+    assert "is accepted" not in error["message"]
     assert amendment_starting(reviewer, "EPI-OBJ-2 supersedes")["state"] == "proposed"
 
 

@@ -2,11 +2,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+
+from reviews.demo import login_banner
 
 # Signals that stop the demo: Ctrl-C (SIGINT) and what `kill`, `timeout` or a service manager send.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -29,16 +32,24 @@ class Command(BaseCommand):
             signal.signal(signum, _stop)
         try:
             if not settings.CELERY_TASK_ALWAYS_EAGER:
+                # The worker's task log goes to a file: in the terminal it buried the login banner.
+                settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
+                log = (settings.VAR_DIR / "worker.log").open("ab")
                 worker = subprocess.Popen(
                     [sys.executable, "-m", "celery", "-A", "config", "worker", "--beat", "--loglevel=INFO",
                      "--concurrency=2", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "--schedule",
                      str(settings.VAR_DIR / "celerybeat-schedule")],
-                    start_new_session=True,
+                    start_new_session=True, stdout=log, stderr=subprocess.STDOUT,
                 )
-                self.stdout.write(f"worker started (pid {worker.pid}) on {settings.CELERY_BROKER_URL}")
+                self.stdout.write(f"worker started (pid {worker.pid}) on {settings.CELERY_BROKER_URL}; "
+                                  f"its log: {settings.VAR_DIR / 'worker.log'}")
             else:
                 self.stdout.write("no REDIS_URL: tasks run in process")
             settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
+            # After runserver's own start-up lines, so the login is the last thing on the screen.
+            banner = threading.Timer(1.5, lambda: self.stdout.write(login_banner(f"http://127.0.0.1:{port}/")))
+            banner.daemon = True
+            banner.start()
             call_command("runserver", f"127.0.0.1:{port}", use_reloader=False)
         except KeyboardInterrupt:
             pass
