@@ -63,8 +63,10 @@ def _mapping_names(run, events) -> dict:
     missing = [int(e.object_id) for e in events if e.pk not in names and str(e.object_id).isdigit()]
     rows = {pk: mapping_name(*rest) for pk, *rest in Mapping.objects.filter(run=run, pk__in=missing)
             .values_list("pk", "source", "relation", "target")} if missing else {}
-    return names | {e.pk: rows[int(e.object_id)] for e in events
-                    if e.pk not in names and str(e.object_id).isdigit() and int(e.object_id) in rows}
+    # One whose snapshot names no records and that the run no longer holds: said so, its id in the tooltip.
+    return {e.pk: "a mapping no longer in the run" for e in events} | names | {
+        e.pk: rows[int(e.object_id)] for e in events
+        if e.pk not in names and str(e.object_id).isdigit() and int(e.object_id) in rows}
 
 
 def _issue_names(run, events) -> dict:

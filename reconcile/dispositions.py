@@ -293,7 +293,7 @@ def standing(facts: RunFacts) -> Standing:
         if d.disposition == OPEN and len(accepted) <= 1:
             open_rows = [m for m in rows if m.state in OPEN_STATES]
             names = [mapping_name(d.record, m.relation, m.target)
-                     + (" (stale: the record changed since it was proposed)" if m.state == STALE else "")
+                     + (", stale since the record changed" if m.state == STALE else "")
                      for m in open_rows]
             what = ("no mapping is proposed for it: propose one" if not rows else
                     f"accept or reject {names[0]}" if len(names) == 1 else
@@ -304,9 +304,12 @@ def standing(facts: RunFacts) -> Standing:
             message = (f"{d.record} has {len(accepted)} accepted mappings ("
                        + "; ".join(mapping_name(d.record, a.relation, a.target) for a in accepted)
                        + "): a record has one place; reopen all but one")
+            refusal = (f"{d.record} would have {len(accepted)} places ("
+                       + "; ".join(mapping_name(d.record, a.relation, a.target) for a in accepted)
+                       + "), and a record has one")
             for m in accepted:
                 blockers.append(Blocker(SEVERAL_PLACES, d.record, message, mapping_link(run_id, d.member, m.pk), m.pk,
-                                        f"mapping:{m.pk}"))
+                                        f"mapping:{m.pk}", refusal))
         if d.disposition in PLACED + (NO_COUNTERPART,):
             for m in rows:
                 if m.state in OPEN_STATES:
@@ -367,10 +370,10 @@ def standing(facts: RunFacts) -> Standing:
                                     f"of one member cannot be one canonical record"))
 
     for issue in facts.issues:
-        where = f"{issue.member} integration issue {issue.index}"
+        record, where = f"{issue.member} issue {issue.index}", f"{issue.member} integration issue {issue.index}"
         link = _page(run_id, issue.member, f"issue-{issue.pk}", "issues=all")
         if issue.state in OPEN_STATES:
-            blockers.append(Blocker(OPEN_ISSUE, where, f"{_upper_first(where)} is undecided: accept or reject it"
+            blockers.append(Blocker(OPEN_ISSUE, record, f"{_upper_first(where)} is undecided: accept or reject it"
                                     + (" (stale: its text changed since it was decided)" if issue.state == STALE
                                        else ""), link))
         elif issue.state == ACCEPTED:
@@ -391,6 +394,7 @@ def standing(facts: RunFacts) -> Standing:
             blockers.append(Blocker(OPEN_AMENDMENT, where, f"{_upper_first(where)} is undecided"
                                     + {"not yet synced": " (not yet read into decisions)",
                                        "text changed since its decision": " (its text changed since its decision)",
+                                       STALE: " (stale: the report changed since it was decided)",
                                        }.get(amendment.state, "") + ": accept, reject or carry it", link))
             continue
         if amendment.state != ACCEPTED or amendment.supersession:

@@ -221,6 +221,9 @@ def test_revise_starts_the_next_run_with_the_same_members_and_decisions_and_leav
     assert decisions(successor) == decisions(final)
     assert AuditEvent.objects.filter(run=final, action="run.revised").exists()
     assert AuditEvent.objects.filter(run=successor, action="run.revision_created").exists()
+    # Validated once, after the last member was copied in: not each half-copied set (issue 22).
+    assert AuditEvent.objects.filter(run=successor, action__startswith="run.valid").count() <= 1, list(
+        AuditEvent.objects.filter(run=successor).values_list("action", flat=True))
     final.refresh_from_db()
     result.refresh_from_db()
     assert final.status == Run.Status.FINAL and (result.sha256, result.markdown) == before
