@@ -32,17 +32,13 @@ class Command(BaseCommand):
             signal.signal(signum, _stop)
         try:
             if not settings.CELERY_TASK_ALWAYS_EAGER:
-                # The worker's task log goes to a file: in the terminal it buried the login banner.
-                settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
-                log = (settings.VAR_DIR / "worker.log").open("ab")
                 worker = subprocess.Popen(
                     [sys.executable, "-m", "celery", "-A", "config", "worker", "--beat", "--loglevel=INFO",
                      "--concurrency=2", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "--schedule",
                      str(settings.VAR_DIR / "celerybeat-schedule")],
-                    start_new_session=True, stdout=log, stderr=subprocess.STDOUT,
+                    start_new_session=True,
                 )
-                self.stdout.write(f"worker started (pid {worker.pid}) on {settings.CELERY_BROKER_URL}; "
-                                  f"its log: {settings.VAR_DIR / 'worker.log'}")
+                self.stdout.write(f"worker started (pid {worker.pid}) on {settings.CELERY_BROKER_URL}")
             else:
                 self.stdout.write("no REDIS_URL: tasks run in process")
             settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
