@@ -8,11 +8,14 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 
 .PHONY: run test install bench
 
+# Install noise (package-index warnings) goes to var/install.log; it is shown only when the install fails.
 $(VENV)/.installed: requirements.txt
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
-	touch $@
+	@mkdir -p var
+	@echo "installing requirements (log: var/install.log)"
+	@$(PYTHON) -m venv $(VENV) > var/install.log 2>&1 || (cat var/install.log; exit 1)
+	@$(PY) -m pip install --quiet --upgrade pip >> var/install.log 2>&1 || (tail -40 var/install.log; exit 1)
+	@$(PY) -m pip install --quiet -r requirements.txt >> var/install.log 2>&1 || (tail -40 var/install.log; exit 1)
+	@touch $@
 
 install: $(VENV)/.installed
 
@@ -21,7 +24,9 @@ install: $(VENV)/.installed
 run: install
 	DEBUG=$${DEBUG:-1} $(PY) manage.py ensure_database
 	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
-	DEBUG=$${DEBUG:-1} $(PY) manage.py load_demo
+	@mkdir -p var
+	@echo "loading the demo runs (log: var/load_demo.log)"
+	@DEBUG=$${DEBUG:-1} $(PY) manage.py load_demo > var/load_demo.log 2>&1 || (cat var/load_demo.log; exit 1)
 	DEBUG=$${DEBUG:-1} $(PY) manage.py signing_key ensure
 	DEBUG=$${DEBUG:-1} PORT=$(PORT) $(PY) manage.py serve_demo
 

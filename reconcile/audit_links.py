@@ -13,8 +13,8 @@ from django.urls import reverse
 
 from reviews.audit_links import register
 
-from .dispositions import mapping_link
-from .models import IssueDecision, Mapping
+from .dispositions import mapping_link, mapping_name
+from .models import AmendmentDecision, CorrectionRequest, IssueDecision, Mapping
 
 
 def _page(run, **query) -> str:
@@ -49,6 +49,50 @@ def _canonical_records(run, events) -> dict:
     return {}  # the page itself: a canonical record's row has no anchor of its own
 
 
+def _snapshot(event) -> dict:
+    return (event.after or {}) if isinstance(event.after, dict) and event.after else (event.before or {})
+
+
+def _mapping_names(run, events) -> dict:
+    """From the event's own snapshot: the mapping as it was then (its target may have changed since)."""
+    names = {}
+    for e in events:
+        shot = _snapshot(e)
+        if shot.get("source"):
+            names[e.pk] = mapping_name(shot["source"], shot.get("relation", ""), shot.get("target", ""))
+    missing = [int(e.object_id) for e in events if e.pk not in names and str(e.object_id).isdigit()]
+    rows = {pk: mapping_name(*rest) for pk, *rest in Mapping.objects.filter(run=run, pk__in=missing)
+            .values_list("pk", "source", "relation", "target")} if missing else {}
+    # One whose snapshot names no records and that the run no longer holds: said so, its id in the tooltip.
+    return {e.pk: "a mapping no longer in the run" for e in events} | names | {
+        e.pk: rows[int(e.object_id)] for e in events
+        if e.pk not in names and str(e.object_id).isdigit() and int(e.object_id) in rows}
+
+
+def _issue_names(run, events) -> dict:
+    found = {pk: f"{role} integration issue {index}" for pk, role, index in IssueDecision.objects.filter(
+        run=run, pk__in=_ids(events)).values_list("pk", "issue__member_version__member__role", "issue__index")}
+    return {e.pk: found[int(e.object_id)] for e in events if str(e.object_id).isdigit() and int(e.object_id) in found}
+
+
+def _amendment_names(run, events) -> dict:
+    found = {pk: f"{AmendmentDecision.KIND_LABELS.get(kind, kind).lower()} at line {line} of the {role} report"
+             for pk, kind, line, role in AmendmentDecision.objects.filter(run=run, pk__in=_ids(events))
+             .values_list("pk", "kind", "line", "member_version__member__role")}
+    return {e.pk: found[int(e.object_id)] for e in events if str(e.object_id).isdigit() and int(e.object_id) in found}
+
+
+def _canonical_names(run, events) -> dict:
+    return {e.pk: f"canonical record {e.object_id}" for e in events}
+
+
+def _correction_names(run, events) -> dict:
+    found = {pk: f"correction request to {member}{' ' + record_id if record_id else ''}"
+             for pk, member, record_id in CorrectionRequest.objects.filter(run=run, pk__in=_ids(events))
+             .values_list("pk", "member", "record_id")}
+    return {e.pk: found[int(e.object_id)] for e in events if str(e.object_id).isdigit() and int(e.object_id) in found}
+
+
 def _or_page(resolver):
     """An object its resolver no longer finds still links to the reconciliation page."""
     def resolve(run, events) -> dict:
@@ -57,7 +101,10 @@ def _or_page(resolver):
 
 
 def register_all() -> None:
-    for object_type, resolver in (("canonical_record", _canonical_records), ("integration_issue", _canonical_records),
-                                  ("mapping", _mappings), ("issue_decision", _issue_decisions),
-                                  ("amendment_decision", _amendments)):
-        register(object_type, _or_page(resolver))
+    for object_type, resolver, namer in (
+            ("canonical_record", _canonical_records, _canonical_names),
+            ("integration_issue", _canonical_records, None),
+            ("mapping", _mappings, _mapping_names), ("issue_decision", _issue_decisions, _issue_names),
+            ("amendment_decision", _amendments, _amendment_names),
+            ("correction_request", lambda run, events: {}, _correction_names)):
+        register(object_type, _or_page(resolver), namer)

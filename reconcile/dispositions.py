@@ -134,6 +134,9 @@ class Blocker:
     link: str = ""
     mapping: int | None = None  # the mapping row it is about, for the page's conflicts filter
     item: str = ""  # the decided item that makes it ("mapping:<pk>", "issue:<pk>", "amendment:<pk>")
+    # The contradiction as a refused acceptance tells it: the item was not accepted, so the words must
+    # not say it is (refuse_incoherent); "" when the message reads true either way.
+    refusal: str = ""
 
     def as_dict(self) -> dict:
         return {"code": self.code, "record": self.record, "message": self.message, "link": self.link}
@@ -209,6 +212,19 @@ def relation_phrase(source: str, relation: str, target: str) -> str:
     return f"{source} {relation} {target or '∅'}"
 
 
+RELATION_WORDS = {"same": "same", "part-of": "part of", "supersedes": "superseded by", "new": "new"}
+
+
+def mapping_name(source: str, relation: str, target: str) -> str:
+    """A mapping as a reviewer names it, on every page, in the audit timeline and in refusals:
+    "EPI-OBJ-1 → OBJ-6 (new)", never "mapping 35" (DESIGN §5 "Words, not codes")."""
+    if relation == "no-counterpart":
+        return f"{source} (no counterpart)"
+    if relation == "new" and not target:
+        return f"{source} → a new record"
+    return f"{source} → {target or '∅'} ({RELATION_WORDS.get(relation, relation)})"
+
+
 def dispose(record: RecordFact, mappings: list[MappingFact]) -> Disposition:
     """The one disposition of `record` given all its mappings (any state)."""
     accepted = [m for m in mappings if m.state == ACCEPTED]
@@ -268,7 +284,7 @@ def standing(facts: RunFacts) -> Standing:
             return f"{record_id} has no place in the shared set ({why})"
         target = canonical.get(record_id) or canonical.get(aliases.get(record_id, ""))
         if target is not None and target.state == REJECTED_STATE:
-            return f"canonical record {target.canonical_id} was rejected ({target.rationale or 'no rationale'})"
+            return f"canonical record {target.canonical_id} was rejected: {_quoted(target.rationale)}"
         return ""
 
     blockers: list[Blocker] = list(facts.preconditions)
@@ -277,28 +293,31 @@ def standing(facts: RunFacts) -> Standing:
         accepted = [m for m in rows if m.state == ACCEPTED]
         if d.disposition == OPEN and len(accepted) <= 1:
             open_rows = [m for m in rows if m.state in OPEN_STATES]
-            what = ("no mapping is proposed for it" if not rows else
-                    "its mapping " + ", ".join(f"{relation_phrase(d.record, m.relation, m.target)} ({m.state})"
-                                               for m in open_rows)
-                    + (" is" if len(open_rows) == 1 else " are") + " undecided")
-            blockers.append(Blocker(OPEN_DISPOSITION, d.record, f"{d.record} ({d.member}) has no disposition yet: "
-                                    f"{what}; accept the right one or reject them", link_of(d.record),
-                                    open_rows[0].pk if open_rows else None))
+            names = [mapping_name(d.record, m.relation, m.target)
+                     + (", stale since the record changed" if m.state == STALE else "")
+                     for m in open_rows]
+            what = ("no mapping is proposed for it: propose one" if not rows else
+                    f"accept or reject {names[0]}" if len(names) == 1 else
+                    "accept the right one of " + ", ".join(names) + " and reject the others")
+            blockers.append(Blocker(OPEN_DISPOSITION, d.record, f"{d.record} ({d.member}) has no place yet: {what}",
+                                    link_of(d.record), open_rows[0].pk if open_rows else None))
         if len(accepted) > 1:
             message = (f"{d.record} has {len(accepted)} accepted mappings ("
-                       + "; ".join(relation_phrase(d.record, a.relation, a.target) for a in accepted)
+                       + "; ".join(mapping_name(d.record, a.relation, a.target) for a in accepted)
                        + "): a record has one place; reopen all but one")
+            refusal = (f"{d.record} would have {len(accepted)} places ("
+                       + "; ".join(mapping_name(d.record, a.relation, a.target) for a in accepted)
+                       + "), and a record has one")
             for m in accepted:
                 blockers.append(Blocker(SEVERAL_PLACES, d.record, message, mapping_link(run_id, d.member, m.pk), m.pk,
-                                        f"mapping:{m.pk}"))
+                                        f"mapping:{m.pk}", refusal))
         if d.disposition in PLACED + (NO_COUNTERPART,):
             for m in rows:
                 if m.state in OPEN_STATES:
                     blockers.append(Blocker(
                         OPEN_ALTERNATIVE, d.record,
-                        f"{relation_phrase(d.record, d.relation, d.target)} is accepted, but mapping "
-                        f"{relation_phrase(d.record, m.relation, m.target)} is still {m.state}: reject it as the "
-                        "alternative that lost",
+                        f"{d.record} is placed by {mapping_name(d.record, d.relation, d.target)}, but the "
+                        f"alternative {mapping_name(d.record, m.relation, m.target)} is still undecided: reject it",
                         mapping_link(run_id, d.member, m.pk), m.pk, f"mapping:{m.pk}"))
         for m in accepted:
             if m.relation == "no-counterpart":
@@ -309,24 +328,30 @@ def standing(facts: RunFacts) -> Standing:
                 # (the result would cite a canonical ID its Shared records leave out).
                 continue
             if target is None:
+                name = mapping_name(d.record, m.relation, m.target)
                 blockers.append(Blocker(UNKNOWN_TARGET, d.record,
-                                        f"accepted mapping {relation_phrase(d.record, m.relation, m.target)}: "
-                                        f"{m.target} is not a canonical record of the run; reopen it",
-                                        mapping_link(run_id, d.member, m.pk), m.pk, f"mapping:{m.pk}"))
+                                        f"The accepted {name} points at {m.target}, which is not a canonical record "
+                                        f"of the run: reopen it", mapping_link(run_id, d.member, m.pk), m.pk,
+                                        f"mapping:{m.pk}",
+                                        f"{name} would point at {m.target}, which is not a canonical record of the "
+                                        f"run"))
             elif target.state == REJECTED_STATE:
+                name = mapping_name(d.record, m.relation, m.target)
                 blockers.append(Blocker(REJECTED_TARGET, d.record,
-                                        f"accepted mapping {relation_phrase(d.record, m.relation, m.target)} points at "
-                                        f"{m.target}, which was rejected ({target.rationale or 'no rationale'}); "
-                                        f"reopen the mapping or choose another target",
-                                        mapping_link(run_id, d.member, m.pk), m.pk, f"mapping:{m.pk}"))
+                                        f"The accepted {name} points at {m.target}, which was rejected: "
+                                        f"{_quoted(target.rationale)}; reopen it or choose another target",
+                                        mapping_link(run_id, d.member, m.pk), m.pk, f"mapping:{m.pk}",
+                                        f"{name} would point at {m.target}, which was rejected: "
+                                        f"{_quoted(target.rationale)}"))
         if d.disposition in PLACED:
             record = members.get(d.record)
             for parent in (record.part_of if record else ()):
                 why = without_place(parent)
                 if why:
                     blockers.append(Blocker(PART_OF_REJECTED, d.record,
-                                            f"{d.record} is placed in the shared set but is `Part of: {parent}`, and "
-                                            f"{why}", link_of(d.record), d.mapping, f"mapping:{d.mapping}"))
+                                            f"{d.record} is placed in the shared set but is part of {parent}, and "
+                                            f"{why}", link_of(d.record), d.mapping, f"mapping:{d.mapping}",
+                                            f"{d.record} is part of {parent}, and {why}"))
 
     # Two records of one member accepted as the same canonical record: one member, one referent, one ID.
     claims: dict[tuple[str, str], list[MappingFact]] = defaultdict(list)
@@ -341,7 +366,9 @@ def standing(facts: RunFacts) -> Standing:
             blockers.append(Blocker(CONFLICTING_CLAIM, m.source,
                                     f"{' and '.join(sources)} (both {member}) are each accepted as {target}: two "
                                     f"records of one member cannot be one canonical record; reopen one",
-                                    mapping_link(run_id, member, m.pk), m.pk, f"mapping:{m.pk}"))
+                                    mapping_link(run_id, member, m.pk), m.pk, f"mapping:{m.pk}",
+                                    f"{' and '.join(sources)} (both {member}) would each be {target}: two records "
+                                    f"of one member cannot be one canonical record"))
 
     # One canonical ID allocated by two accepted `new` mappings: each new record gets its own ID. (Judged
     # here, on the decisions, for approval and finalization alike: issue 24 item 7.)
@@ -360,26 +387,32 @@ def standing(facts: RunFacts) -> Standing:
                                     mapping_link(run_id, m.member, m.pk), m.pk, f"mapping:{m.pk}"))
 
     for issue in facts.issues:
-        where = f"{issue.member} issue {issue.index}"
+        record, where = f"{issue.member} issue {issue.index}", f"{issue.member} integration issue {issue.index}"
         link = _page(run_id, issue.member, f"issue-{issue.pk}", "issues=all")
         if issue.state in OPEN_STATES:
-            blockers.append(Blocker(OPEN_ISSUE, where, f"integration {where} is undecided ({issue.state})", link))
+            blockers.append(Blocker(OPEN_ISSUE, record, f"{_upper_first(where)} is undecided: accept or reject it"
+                                    + (" (stale: its text changed since it was decided)" if issue.state == STALE
+                                       else ""), link))
         elif issue.state == ACCEPTED:
             for ref in issue.references:
                 disposition = by_record.get(ref)
                 why = without_place(ref) if disposition is None or disposition.disposition != NO_COUNTERPART else ""
                 if why:
                     blockers.append(Blocker(ISSUE_NAMES_REJECTED, ref,
-                                            f"integration {where} is accepted but names {ref}, and {why}; "
+                                            f"The accepted {where} names {ref}, and {why}; "
                                             f"reject the issue or place {ref}", link, _first_mapping(by_source, ref),
-                                            f"issue:{issue.pk}"))
+                                            f"issue:{issue.pk}", f"{_upper_first(where)} names {ref}, and {why}"))
 
     for amendment in facts.amendments:
         label = "unresolved conflict" if amendment.kind == "unresolved-conflict" else "amendment"
-        where = f"{amendment.member} {label} at line {amendment.line}"
+        where = f"the {label} at line {amendment.line} of the {amendment.member} report"
         link = _page(run_id, anchor=f"amendment-{amendment.pk}" if amendment.pk else "amendments")
         if amendment.is_open:
-            blockers.append(Blocker(OPEN_AMENDMENT, where, f"{where} is undecided ({amendment.state})", link))
+            blockers.append(Blocker(OPEN_AMENDMENT, where, f"{_upper_first(where)} is undecided"
+                                    + {"not yet synced": " (not yet read into decisions)",
+                                       "text changed since its decision": " (its text changed since its decision)",
+                                       STALE: " (stale: the report changed since it was decided)",
+                                       }.get(amendment.state, "") + ": accept, reject or carry it", link))
             continue
         if amendment.state != ACCEPTED or amendment.supersession:
             continue
@@ -387,12 +420,21 @@ def standing(facts: RunFacts) -> Standing:
             why = without_place(ref)
             if why:
                 blockers.append(Blocker(AMENDMENT_ON_REJECTED, ref,
-                                        f"{where} is accepted and names {ref}, but {why}; reject or carry the "
-                                        f"amendment, or place {ref}", link, _first_mapping(by_source, ref),
-                                        f"amendment:{amendment.pk}"))
+                                        f"{_upper_first(where)} is accepted and names {ref}, but {why}; reject or "
+                                        f"carry the amendment, or place {ref}", link, _first_mapping(by_source, ref),
+                                        f"amendment:{amendment.pk}",
+                                        f"{_upper_first(where)} names {ref}, but {why}"))
     return Standing(dispositions=tuple(dispositions), blockers=tuple(blockers), by_record=by_record)
 
 
 def _first_mapping(by_source: dict[str, list[MappingFact]], record_id: str) -> int | None:
     rows = by_source.get(record_id, [])
     return rows[0].pk if rows else None
+
+
+def _quoted(rationale: str) -> str:
+    return f"“{rationale.strip()}”" if (rationale or "").strip() else "no rationale given"
+
+
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]

@@ -71,6 +71,12 @@ class RejectCanonicalForm(forms.Form):
                                 error_messages={"required": "Rejecting a record needs a rationale: say why."})
     # The row the form was posted from, re-rendered in the answer.
     mapping = forms.IntegerField(required=False, min_value=1)
+    # The accepted mappings onto the record that the form warned about ("3,7"): the reviewer confirmed
+    # rejecting it knowing them. Empty: the form showed none.
+    acknowledged = forms.CharField(required=False, max_length=5000)
+
+    def acknowledged_pks(self) -> set[int]:
+        return {int(pk) for pk in (self.cleaned_data.get("acknowledged") or "").split(",") if pk.strip().isdigit()}
 
     def problem(self) -> str:
         return " ".join(message for messages in self.errors.values() for message in messages)

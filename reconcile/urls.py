@@ -14,6 +14,7 @@ urlpatterns = [
     path("runs/<str:run_id>/reconcile/issues/<int:issue_id>/decide/", views.decide_issue,
          name="reconcile-decide-issue"),
     path("runs/<str:run_id>/reconcile/bulk-accept/", views.bulk_accept, name="reconcile-bulk-accept"),
+    path("runs/<str:run_id>/reconcile/bulk-accept/undo/", views.undo_bulk_accept, name="reconcile-bulk-undo"),
     path("runs/<str:run_id>/reconcile/amendments/<int:amendment_id>/decide/", views.decide_amendment,
          name="reconcile-decide-amendment"),
     path("runs/<str:run_id>/reconcile/records/<str:source>/propose/", views.propose_mapping,

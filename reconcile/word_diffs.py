@@ -14,9 +14,14 @@ from django.utils.safestring import SafeString, mark_safe
 from .models import WordDiff
 
 
+# Bumped when the stored HTML changes form (2: rendered Markdown, issue 22), so no page reuses the old form.
+FORM = b"markdown-2"
+
+
 def key(old: str, new: str) -> str:
-    """SHA-256 over the two texts' own SHA-256 digests: unambiguous whatever characters the texts hold."""
-    return hashlib.sha256(hashlib.sha256(old.encode("utf-8")).digest()
+    """SHA-256 over the form and the two texts' own SHA-256 digests: unambiguous whatever characters the
+    texts hold."""
+    return hashlib.sha256(FORM + hashlib.sha256(old.encode("utf-8")).digest()
                           + hashlib.sha256(new.encode("utf-8")).digest()).hexdigest()
 
 

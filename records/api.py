@@ -97,7 +97,10 @@ def run_detail_data(run) -> dict:
     report = services.latest_validation(run)
     validation = ({"manifest_sha256": report.manifest_sha256, "errors": report.errors, "warnings": report.warnings,
                    "current": report.manifest_sha256 == run.manifest_sha256} if report else None)
-    return RunSerializer(run).data | {"members": members, "counts": totals, "validation": validation}
+    # The revision chain both ways (DESIGN §3), so an agent can follow a revision (issue 22).
+    revision = {"revises": run.revises.run_id if run.revises_id else None,
+                "revised_by": type(run).objects.filter(revises=run).values_list("run_id", flat=True).first()}
+    return RunSerializer(run).data | {"members": members, "counts": totals, "validation": validation} | revision
 
 
 class RunDetailView(APIView):

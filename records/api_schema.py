@@ -56,9 +56,11 @@ class RunDetailSerializer(RunSerializer):
     members = MemberSummarySerializer(many=True)
     counts = CountsSerializer()
     validation = ValidationSummarySerializer(allow_null=True)
+    revises = serializers.CharField(allow_null=True, help_text="the final run this one revises")
+    revised_by = serializers.CharField(allow_null=True, help_text="the run that revises this one")
 
     class Meta(RunSerializer.Meta):
-        fields = [*RunSerializer.Meta.fields, "members", "counts", "validation"]
+        fields = [*RunSerializer.Meta.fields, "members", "counts", "validation", "revises", "revised_by"]
 
 
 class ParticipantsSerializer(serializers.Serializer):

@@ -66,7 +66,9 @@ def result_detail(request, run_id: str):
         front_matter, body = split_front_matter(result.markdown)
         html, contents = render_with_contents(body)  # headings get anchors; the stored bytes do not change
         context |= {"front_matter": front_matter, "result_html": mark_safe(html),  # noqa: S308 — nh3-sanitised
-                    "contents": contents}
+                    "contents": contents,
+                    # The reviewer's own decisions sit near the end of a long result: listed first (issue 22).
+                    "decisions": next((h for h in contents if h.level == 2 and h.text == "Reconciliation"), None)}
     return render(request, "results/result_detail.html", context)
 
 

@@ -13,7 +13,7 @@ from . import login_throttle
 from .access import TRAIL_READERS, run_for
 from .audit import verify_chain
 from .audit_diff import changed_fields
-from .audit_links import object_urls
+from .audit_links import object_names, object_urls
 from .health import health_report
 from .models import AuditEvent
 
@@ -65,11 +65,12 @@ def run_audit(request, run_id: str):
         events = events.filter(action=action)
     page = Paginator(events, 100).get_page(request.GET.get("page"))
     events = list(page)
-    urls = object_urls(run, events)
+    urls, names = object_urls(run, events), object_names(run, events)
     rows = [
         {
             "event": event,
             "object_url": urls[event.pk],
+            "object_name": names[event.pk],
             "changes": changed_fields(event.before, event.after),
         }
         for event in events

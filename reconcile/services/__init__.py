@@ -26,8 +26,8 @@ from .amendments import (
 from .canonical_ids import _next_number, accepted_targets, canonical_id_for, resolve_stated_id
 from .coherence import IncoherentDecision
 from .decisions import (
-    bulk_accept_suggestions, current_issue_decisions, decide_amendment, decide_issue, decide_mapping,
-    decision_progress, reject_canonical_record,
+    DecisionsPointAtIt, accepted_decisions_on, bulk_accept, bulk_accept_candidates, bulk_accept_suggestions, current_issue_decisions, decide_amendment, decide_issue, decide_mapping,
+    decision_progress, reject_canonical_record, undo_bulk_accept,
 )
 from .errors import (
     InvalidDecision, ProposalError, RunFinal, RunLocked, StaleVersion, StateConflict, TargetNotSettled,

@@ -29,5 +29,5 @@ def refuse_incoherent(run: Run, item: str) -> None:
     found = [b for b in run_standing(run).blockers if b.item == item and b.code in dispositions.CONFLICT_CODES]
     if found:
         # The blockers' messages describe the state the acceptance would have made: say it was not made.
-        raise IncoherentDecision("Not accepted, it would contradict another decision: "
-                                 + "; ".join(dict.fromkeys(b.message for b in found)), found)
+        raise IncoherentDecision("Not accepted: it would contradict another decision. "
+                                 + "; ".join(dict.fromkeys(b.refusal or b.message for b in found)) + ".", found)

@@ -16,6 +16,7 @@ from .canonical_ids import _kind_of, _resolve_target
 from .coherence import refuse_incoherent
 from .errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
 from .mappings import _allocate, _check_target, _ensure_open, current_declaration
+from ..dispositions import mapping_name
 from .snapshots import amendment_snapshot, canonical_snapshot, issue_snapshot, mapping_snapshot
 from ..vocabulary import ACCEPT, AMENDMENT_DECISIONS, CARRY, DECISIONS, REJECT, REOPEN, State
 
@@ -37,21 +38,26 @@ def _check_transition(item, decision: str) -> str:
     """The state the decision leads to, or InvalidDecision."""
     if decision == REOPEN:
         if item.state == State.PROPOSED:
-            raise InvalidDecision(f"{_name(item)} is already open (proposed)")
+            raise InvalidDecision(f"{_upper_first(_name(item))} is already open")
         return State.PROPOSED
     if item.state in DECIDED_STATES:
-        raise InvalidDecision(f"{_name(item)} is already {item.state}; reopen it first")
+        raise InvalidDecision(f"{_upper_first(_name(item))} is already {item.state}; reopen it first")
     return {ACCEPT: State.ACCEPTED, REJECT: State.REJECTED, CARRY: CARRIED}[decision]
 
 
 def _name(item) -> str:
+    """The item as the reviewer's page names it: records and lines, never database IDs."""
     if isinstance(item, Mapping):
-        return f"mapping {item.pk} ({item})"
+        return mapping_name(item.source, item.relation, item.target)
     if isinstance(item, AmendmentDecision):
-        label = item.label.lower()
-        return (f"{label} {item.pk} (line {item.line} of the {item.member_version.member.role} report, "
-                f"version {item.member_version.version})")
-    return f"integration issue decision {item.pk}"
+        return (f"the {item.label.lower()} at line {item.line} of the {item.member_version.member.role} report "
+                f"(version {item.member_version.version})")
+    issue = item.issue
+    return f"{issue.member_version.member.role} integration issue {issue.index}"
+
+
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _decision_values(state: str, rationale: str, actor: Actor, *, member_sha256: str,
@@ -122,9 +128,9 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
             other = (Mapping.objects.filter(run=run, source=current.source, state=State.ACCEPTED)
                      .exclude(pk=current.pk).first())
             if other is not None:
-                raise InvalidDecision(f"{current.source} is already accepted as mapping {other.pk} "
-                                      f"({other}); a record has one place: reject this one as the "
-                                      f"alternative, or reopen that one first")
+                raise InvalidDecision(f"Not accepted: {current.source} already has its place, "
+                                      f"{_name(other)} is accepted. A record has one place: reject this "
+                                      f"one as the alternative, or reopen that one first")
         values = _decision_values(new_state, rationale, actor,
                                   member_sha256=record.member_version.sha256 if record else "",
                                   content_sha256=record.content_sha256 if record else "")
@@ -134,7 +140,7 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
             with transaction.atomic():
                 _claim(Mapping, current, expected_version, **values)
         except IntegrityError:
-            raise InvalidDecision(f"{_name(current)} is proposed again by another open mapping; "
+            raise InvalidDecision(f"Another open mapping proposes {_name(current)} again; "
                                   f"decide that one instead") from None
         if decision == ACCEPT and current.relation == Mapping.Relation.NEW:
             canonical, created = _allocate(run, current, values["target"])
@@ -145,8 +151,8 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
             withdrawn = CanonicalRecord.objects.filter(
                 run=run, canonical_id=current.target, origin=CanonicalRecord.Origin.MAPPING,
                 source_record_id=current.source, state=CanonicalRecord.State.ACTIVE,
-            ).update(state=CanonicalRecord.State.REJECTED, rationale=f"mapping {current.pk} reopened: {rationale}",
-                     version=F("version") + 1)
+            ).update(state=CanonicalRecord.State.REJECTED, version=F("version") + 1,
+                     rationale=f"withdrawn when {_name(current)} was reopened: {rationale}")
             if withdrawn:
                 extra = {"canonical_withdrawn": current.target}
         if decision == ACCEPT and check_coherence:
@@ -223,7 +229,7 @@ def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: 
             raise StaleVersion(current)
         member = current.member_version.member
         if member.current_version_id != current.member_version_id:
-            raise InvalidDecision(f"{_name(current)} is not in the current {member.role} report; "
+            raise InvalidDecision(f"{_upper_first(_name(current))} is not in the current {member.role} report; "
                                   f"a later version replaced it")
         mappings = _linked_mappings(run, current)
         if mappings:
@@ -242,12 +248,12 @@ def _decide_supersession(amendment: AmendmentDecision, mappings: list[Mapping], 
     """Decide a supersession amendment through its mappings (in the caller's transaction, run locked)."""
     if decision == CARRY:
         raise InvalidDecision(
-            f"{_name(amendment)} states a supersession that mapping {mappings[0].pk} ({mappings[0]}) decides: "
-            f"accept or reject it; a rejection goes into the result's Limitations with its rationale")
+            f"{_upper_first(_name(amendment))} states a supersession that its mapping {_name(mappings[0])} "
+            f"decides: accept or reject it; a rejection goes into the result's Limitations with its rationale")
     wanted = {ACCEPT: State.ACCEPTED, REJECT: State.REJECTED, REOPEN: State.PROPOSED}[decision]
     pending = [m for m in mappings if m.state != wanted]
     if not pending:
-        raise InvalidDecision(f"{_name(amendment)} is already {amendment.state}"
+        raise InvalidDecision(f"{_upper_first(_name(amendment))} is already {amendment.state}"
                               + ("; reopen it first" if decision != REOPEN else ""))
     for mapping in pending:
         decide_mapping(mapping=mapping, decision=decision, rationale=rationale, actor=actor,
@@ -255,32 +261,99 @@ def _decide_supersession(amendment: AmendmentDecision, mappings: list[Mapping], 
     return _fresh(AmendmentDecision, amendment.pk)
 
 
-def bulk_accept_suggestions(*, run: Run, min_score: float, actor: Actor, rationale: str) -> int:
+def bulk_accept_candidates(run: Run, min_score: float):
+    """The open suggestions a bulk accept at `min_score` would accept, in the order it accepts them
+    (what its preview lists)."""
+    return (Mapping.objects.filter(run=run, origin=Mapping.Origin.SUGGESTED, state=State.PROPOSED,
+                                   score__gte=min_score)
+            .select_related("source_record__member_version__member").order_by("pk"))
+
+
+def bulk_accept_suggestions(*, run: Run, min_score: float, actor: Actor, rationale: str,
+                            only: list[int] | None = None) -> int:
     """Accept every open suggestion scoring at least `min_score`, each audited; return how many."""
+    return len(bulk_accept(run=run, min_score=min_score, actor=actor, rationale=rationale, only=only))
+
+
+def bulk_accept(*, run: Run, min_score: float, actor: Actor, rationale: str,
+                only: list[int] | None = None) -> list[Mapping]:
+    """Accept the open suggestions scoring at least `min_score` (of `only`, the pks the reviewer's
+    preview listed, when given: never a row the preview did not show), each one `mapping.accepted`
+    event; the accepted mappings, at their new versions, are what `undo_bulk_accept` takes back."""
     with transaction.atomic():
         _ensure_open(run)
-        pending = (Mapping.objects.filter(run=run, origin=Mapping.Origin.SUGGESTED, state=State.PROPOSED,
-                                          score__gte=min_score).order_by("pk"))
-        accepted = 0
+        pending = bulk_accept_candidates(run, min_score)
+        if only is not None:
+            pending = pending.filter(pk__in=only)
+        accepted = []
         for mapping in pending:
             try:
-                decide_mapping(mapping=mapping, decision=ACCEPT, rationale=rationale, actor=actor,
-                               expected_version=mapping.version, check_coherence=False)
+                accepted.append(decide_mapping(mapping=mapping, decision=ACCEPT, rationale=rationale, actor=actor,
+                                               expected_version=mapping.version, check_coherence=False))
             except RunLocked:
                 raise
             except (StateConflict, ProposalError):
                 continue  # someone decided it meanwhile, or its target no longer fits: leave it to a human
-            accepted += 1
     return accepted
 
 
-def reject_canonical_record(*, record: CanonicalRecord, rationale: str, actor: Actor) -> CanonicalRecord:
-    """Take a canonical record out of the shared set; its ID is never given to another record."""
+def undo_bulk_accept(*, run: Run, decisions: list[tuple[int, int]], actor: Actor, rationale: str) -> list[Mapping]:
+    """Reopen exactly the mappings one bulk accept accepted, `decisions` being their (pk, version) as it
+    left them, all or none in one transaction: each reopen is its `mapping.reopened` event. A mapping
+    anyone changed since is not the bulk accept's decision any more: StaleVersion, nothing undone."""
+    rationale = (rationale or "").strip() or "Undo of a bulk accept."
+    with transaction.atomic():
+        _ensure_open(run)
+        found = {m.pk: m for m in Mapping.objects.filter(run=run, pk__in=[pk for pk, _ in decisions])
+                 .select_related("source_record__member_version__member")}
+        reopened = []
+        for pk, version in decisions:
+            mapping = found.get(pk)
+            if mapping is None:
+                continue
+            if mapping.version != version or mapping.state != State.ACCEPTED:
+                raise StaleVersion(mapping)
+            reopened.append(decide_mapping(mapping=mapping, decision=REOPEN, rationale=rationale, actor=actor,
+                                           expected_version=version))
+    return reopened
+
+
+class DecisionsPointAtIt(InvalidDecision):
+    """Rejecting the canonical record would leave accepted decisions pointing at a rejected record;
+    `mappings` names them. The reviewer sees them and confirms (`acknowledged`), or decides otherwise."""
+
+    code = "decisions_point_at_it"
+
+    def __init__(self, record: CanonicalRecord, mappings: list[Mapping]):
+        self.mappings = mappings
+        names = ", ".join(_name(m) for m in mappings)
+        super().__init__(f"Not rejected yet: {len(mappings)} accepted decision{'s' if len(mappings) != 1 else ''} "
+                         f"point{'s' if len(mappings) == 1 else ''} at {record.canonical_id} ({names}). Rejecting "
+                         f"it makes each one a blocker until it is reopened or retargeted; confirm to reject anyway")
+
+
+def accepted_decisions_on(record: CanonicalRecord) -> list[Mapping]:
+    """The accepted mappings (same, part-of, supersedes; a `new` one other than the record's own
+    allocation) whose target is `record`: what its rejection would contradict."""
+    return list(Mapping.objects.filter(run=record.run_id, target=record.canonical_id, state=State.ACCEPTED)
+                .exclude(relation=Mapping.Relation.NO_COUNTERPART).order_by("source", "pk"))
+
+
+def reject_canonical_record(*, record: CanonicalRecord, rationale: str, actor: Actor,
+                            acknowledged: set[int] | None = None) -> CanonicalRecord:
+    """Take a canonical record out of the shared set; its ID is never given to another record.
+    With `acknowledged` (the mappings the reviewer was shown), an accepted decision pointing at it
+    that is not among them refuses the rejection (DecisionsPointAtIt) before anything is saved; the
+    API, without it, rejects and leaves the contradiction to the blockers."""
     rationale = (rationale or "").strip()
     if not rationale:
         raise ProposalError("rejecting a canonical record needs a rationale", "rationale")
     with transaction.atomic():
         _ensure_open(record.run)
+        if acknowledged is not None:
+            dependents = accepted_decisions_on(record)
+            if any(m.pk not in acknowledged for m in dependents):
+                raise DecisionsPointAtIt(record, dependents)
         before = canonical_snapshot(record)
         updated = CanonicalRecord.objects.filter(pk=record.pk, state=CanonicalRecord.State.ACTIVE).update(
             state=CanonicalRecord.State.REJECTED, rationale=rationale, version=F("version") + 1)

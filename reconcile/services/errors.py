@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from reviews.models import TransitionError
 
+from ..dispositions import mapping_name
+
 
 class ProposalError(Exception):
     """Bad input for a proposal or decision; `field` names the part of the request at fault (HTTP 400)."""
@@ -72,6 +74,18 @@ class StaleVersion(StateConflict):
     def __init__(self, current):
         self.current = current
         super().__init__(
-            f"{type(current).__name__.lower()} {current.pk} is at version {current.version} "
-            f"({current.state}); reload it and decide again", "version",
+            f"Someone else decided {_named(current)} since this page was loaded: it is now {current.state} "
+            f"(version {current.version}); reload it and decide again", "version",
         )
+
+
+def _named(current) -> str:
+    """The item in the reviewer's words (a mapping by its records, never its database ID)."""
+    if hasattr(current, "relation") and hasattr(current, "source"):
+        return mapping_name(current.source, current.relation, current.target)
+    issue = getattr(current, "issue", None)
+    if issue is not None:
+        return f"{issue.member_version.member.role} integration issue {issue.index}"
+    if hasattr(current, "line") and hasattr(current, "member_version"):
+        return f"the {current.label.lower()} at line {current.line} of the {current.member_version.member.role} report"
+    return str(current)

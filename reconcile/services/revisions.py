@@ -60,14 +60,17 @@ def revise_run(*, run: Run, actor: Actor, user=None) -> Run:
         versions = list(MemberVersion.objects.filter(member__run=locked, member__current_version_id=F("id"))
                         .select_related("member").order_by("member__role"))
         new_versions = {}
+        # Every member stored first, then parsed: a parse validates the run once no member waits for its
+        # parse, so copying them one by one validated each half-copied set (112-240 errors, issue 22).
         for version in versions:
             created, _ = records_services.ingest_member_report(
                 run=successor, role=version.member.role, filename=version.filename, content=bytes(version.content),
                 actor=actor)
+            new_versions[version.pk] = created
+        for created in new_versions.values():
             # Parsed now, so the decisions can be carried onto the new records in this transaction; the
             # queued parse then finds nothing to claim.
             records_services.parse_member_version(version_pk=created.pk, actor=actor)
-            new_versions[version.pk] = created
         carried = _carry_decisions(locked, successor, new_versions)
         snapshot = carry_snapshot(source_run=locked, target_run=successor)
         if snapshot is not None:

@@ -10,7 +10,7 @@ A module per concern, as Zulip split its actions module:
 
 - `runs`: the runs list and the run-level summaries other pages load (progress, blockers, member mappings);
 - `page`: the reconciliation page, its filters and its rows a page at a time;
-- `decisions`: the decisions posted from a row (mapping, issue, amendment) and bulk accept;
+- `decisions`: the decisions posted from a row (mapping, issue, amendment); `bulk`: bulk accept (preview, confirm, undo);
 - `corrections`: correction requests raised, settled and answered, and a member's version diff;
 - `row_actions`: the forms a row opens in place (propose a mapping, reject a canonical record);
 - `rows` and `context`: what those share, the rows and how they are built and rendered, and
@@ -19,7 +19,8 @@ A module per concern, as Zulip split its actions module:
 This package re-exports the views `reconcile/urls.py` routes to, and `PAGE_ROWS`.
 """
 from .corrections import correction_action, member_diff, run_corrections
-from .decisions import bulk_accept, decide_amendment, decide_issue, decide_mapping
+from .bulk import bulk_accept, undo_bulk_accept
+from .decisions import decide_amendment, decide_issue, decide_mapping
 from .page import PAGE_ROWS, run_reconcile
 from .row_actions import propose_mapping, reject_canonical
 from .runs import member_mappings, run_blockers, run_counters, run_decision_progress, runs_list
@@ -27,6 +28,7 @@ from .runs import member_mappings, run_blockers, run_counters, run_decision_prog
 __all__ = [
     "PAGE_ROWS",
     "bulk_accept",
+    "undo_bulk_accept",
     "correction_action",
     "decide_amendment",
     "decide_issue",

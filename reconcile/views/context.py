@@ -73,11 +73,12 @@ def _controls(request, run: Run) -> dict:
 
 
 
-def _targets_by_kind(canonicals: dict[str, CanonicalRecord], kinds: list[str]) -> dict[str, list[str]]:
+def _targets_by_kind(canonicals: dict[str, CanonicalRecord], kinds: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """kind → [(canonical ID, label)] of the active canonical records: a target choice names both."""
     targets = {k: [] for k in kinds}
     for c in canonicals.values():
         if c.state == CanonicalRecord.State.ACTIVE and c.kind in targets:
-            targets[c.kind].append(c.canonical_id)
+            targets[c.kind].append((c.canonical_id, c.label))
     return targets
 
 

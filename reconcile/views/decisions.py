@@ -1,5 +1,5 @@
 """Decisions posted from a row of the reconciliation page (a mapping, an integration issue, an
-amendment) and bulk accept of suggestions. With htmx the row comes back re-rendered from the same fragment
+amendment). With htmx the row comes back re-rendered from the same fragment
 the first paint used, rows it changed out of band beside it, the counters updated; without, POST/redirect/GET."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from reviews.models import Run
 
 from .. import selectors
 from .. import services
-from ..forms import AmendmentDecisionForm, BulkAcceptForm, DecisionForm
+from ..forms import AmendmentDecisionForm, DecisionForm
 from ..models import AmendmentDecision, IssueDecision, Mapping
 from .context import STATEMENTS, _back_to_page, _kept_query, _swap_context
 from .rows import IssueRow, PairRow, _actions, _amendment_rows, _rows_of
@@ -154,27 +154,6 @@ def decide_issue(request, run_id: str, issue_id: int):
     row = _issue_row(outcome.item)
     row.message, row.message_class = outcome.row_message, outcome.message_class
     return _row_response(request, run, "issue-swap", row, outcome.status)
-
-
-@login_required
-@require_POST
-def bulk_accept(request, run_id: str):
-    run = run_for(request, run_id, allowed=DECIDE, action="mapping.bulk_accept")
-    form = BulkAcceptForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, "Bulk accept needs a minimum score between 0 and 1.")
-        return redirect(_back_to_page(run, request))
-    try:
-        accepted = services.bulk_accept_suggestions(
-            run=run, min_score=form.cleaned_data["min_score"], actor=Actor.for_request(request),
-            rationale=form.rationale_or_default(),
-        )
-    except (services.StateConflict, services.ProposalError) as error:
-        messages.error(request, str(error))
-        return redirect(_back_to_page(run, request))
-    messages.success(request, f"Accepted {accepted} suggestion{'s' if accepted != 1 else ''} "
-                              f"scoring at least {form.cleaned_data['min_score']:.2f}.")
-    return redirect(_back_to_page(run, request))
 
 
 def _shown_member(request, run: Run) -> str:

@@ -27,7 +27,8 @@ from ..forms import BulkAcceptForm, PageFilterForm
 from ..models import CanonicalRecord, Decidable, Mapping
 from .runs import counters_context
 from .context import (KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _progress, _targets_by_kind)
-from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, word_diff_html, _grouped)
+from .bulk import undo_key
+from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, markdown_diff_html, _grouped)
 
 
 def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
@@ -75,7 +76,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
     kinds_present = sorted({c.kind for c in canonicals.values() if c.state == CanonicalRecord.State.ACTIVE})
     shown, more = _rows_page(rows, request.GET.get("offset"))
     diffs = stored_diffs([(r.record.text, r.canonical.text) for r in shown
-                          if r.record is not None and r.canonical is not None], word_diff_html)
+                          if r.record is not None and r.canonical is not None], markdown_diff_html)
     for r in shown:
         if r.record is not None and r.canonical is not None:
             r.diff = diffs.get((r.record.text, r.canonical.text))
@@ -109,6 +110,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         "csrf_input": _csrf_input(request),
         "query": builder.query,
         "bulk_form": BulkAcceptForm(initial={"min_score": 0.9}),
+        "bulk_undo": request.session.get(undo_key(run)),
     }
 
 

@@ -19,6 +19,7 @@ from reviews.models import Run
 
 from .. import selectors
 from .. import services
+from ..dispositions import mapping_name
 from ..forms import ProposeForm, RejectCanonicalForm
 from ..models import CanonicalRecord, Mapping
 from .context import _back_to_page, _csrf_input, _kept_query, _swap_context, _targets_by_kind
@@ -63,10 +64,14 @@ def _propose_form(request, run: Run, source: str, *, row: str, relation: str = "
 
 
 def _reject_form(request, run: Run, record: CanonicalRecord, mapping_pk, *, inline: bool = True) -> dict:
-    """What `reconcile/row_action.html#reject-form` prints."""
+    """What `reconcile/row_action.html#reject-form` prints, with the warning that names the accepted
+    decisions pointing at the record, before the rejection is saved (DESIGN §5)."""
+    dependents = services.accepted_decisions_on(record)
     return {"action": _actions(run, "reconcile-reject-canonical", _kept_query(request.GET))(record.pk),
             "canonical_id": record.canonical_id, "mapping": mapping_pk or "", "inline": inline,
-            "csrf": _csrf_input(request)}
+            "csrf": _csrf_input(request),
+            "dependents": [mapping_name(m.source, m.relation, m.target) for m in dependents],
+            "acknowledged": ",".join(str(m.pk) for m in dependents)}
 
 
 def _row_action_page(request, run: Run, context: dict) -> HttpResponse:
@@ -141,14 +146,21 @@ def reject_canonical(request, run_id: str, canonical_id: int):
         mapping_pk = request.GET.get("mapping", "")
         return _row_action_page(request, run, {"reject": _reject_form(
             request, run, record, mapping_pk if mapping_pk.isdigit() else ""), "record": record})
-    status, message = 200, ""
+    status, message, warned = 200, "", False
     if not form.is_valid():
         status, message = 400, form.problem()
     else:
         try:
             record = services.reject_canonical_record(record=record, rationale=form.cleaned_data["rationale"],
-                                                      actor=actor)
+                                                      actor=actor, acknowledged=form.acknowledged_pks())
             message = f"Rejected {record.canonical_id}: it is out of the shared set."
+        except services.DecisionsPointAtIt as error:
+            # Decisions the form did not warn about (made since it was shown): warn again, save nothing.
+            status, message, warned = 409, str(error), True
+            if not request.htmx:
+                return _row_action_page(request, run, {"reject": _reject_form(
+                    request, run, record, form.cleaned_data.get("mapping") or "", inline=False) | {
+                    "message": message}, "record": record})
         except services.StateConflict as error:
             status, message = 409, str(error)
         except services.ProposalError as error:
@@ -171,7 +183,7 @@ def reject_canonical(request, run_id: str, canonical_id: int):
     row = next(r for r in rows if r.mapping.pk == mapping.pk)
     if status != 200:
         row.canonical_message, row.canonical_message_class = message, "error"
-        if status == 400:
+        if status == 400 or warned:
             row.reject_form = _reject_form(request, run, record, mapping.pk)
     others = [r for r in rows if r is not row]
     for other in others:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 from dataclasses import dataclass
 
 from django.db.models import F, Q
@@ -17,6 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.timezone import template_localtime
 
 from records.ids import parse_id
+from records.record_markdown import DEL_CLOSE, DEL_OPEN, INS_CLOSE, INS_OPEN, render_marked, render_record_text
 from records.models import IntegrationIssue, Record
 from reviews.access import DECIDE, PROPOSE, has_any_role
 from reviews.models import Run
@@ -102,10 +104,10 @@ class PairRow:
         The word diff is computed here, so only for rows that are shown and have a canonical side."""
         m, record, canonical = self.mapping, self.record, self.canonical
         if record is not None and canonical is not None:
-            left, right = self.diff or word_diff_html(record.text, canonical.text)
+            left, right = self.diff or markdown_diff_html(record.text, canonical.text)
         else:
-            left = record.text if record is not None else ""
-            right = canonical.text if canonical is not None else ""
+            left = render_record_text(record.text) if record is not None else ""
+            right = render_record_text(canonical.text) if canonical is not None else ""
         row = {
             "dom_id": self.dom_id,
             "css": f"state-{m.state if m else 'unmapped'}" + (" conflict" if self.conflict else ""),
@@ -242,6 +244,38 @@ def word_diff_html(old: str, new: str) -> tuple[SafeString, SafeString]:
         else:
             right.append(f"<ins>{escaped}</ins>")
     return mark_safe("".join(left)), mark_safe("".join(right))  # noqa: S308 — every piece escaped above
+
+
+# A changed run's marker goes after a line's block syntax (`- `, `1. `, `# `, `> `), never before it:
+# "<ins>- item" would no longer be a list item.
+_BLOCK_START = re.compile(r"^(?:[ \t]*(?:[-*+]|\d+[.)]|#{1,6}|>)[ \t]+|[ \t]+)*")
+
+
+def _marked(text: str, opening: str, closing: str) -> str:
+    out = []
+    for line in re.split(r"(\n)", text):
+        if line == "\n" or not line.strip():
+            out.append(line)
+            continue
+        start = _BLOCK_START.match(line).end()
+        out.append(f"{line[:start]}{opening}{line[start:]}{closing}")
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def markdown_diff_html(old: str, new: str) -> tuple[SafeString, SafeString]:
+    """Both record texts as sanitised Markdown (records.record_markdown), words only in `old` in <del>,
+    words only in `new` in <ins>."""
+    left, right = [], []
+    for op, text in diffing.diff_words(old, new):
+        if op == diffing.EQUAL:
+            left.append(text)
+            right.append(text)
+        elif op == diffing.DELETE:
+            left.append(_marked(text, DEL_OPEN, DEL_CLOSE))
+        else:
+            right.append(_marked(text, INS_OPEN, INS_CLOSE))
+    return render_marked("".join(left)), render_marked("".join(right))
 
 
 def _actions(run: Run, url_name: str, query: str):

@@ -2,7 +2,7 @@
 // Without JavaScript nothing is clamped, so every text can be read in full.
 (function () {
   "use strict";
-  var SELECTOR = ".pair .text, .issue .text, .amendment .text";
+  var SELECTOR = ".pair .text, .issue .text, .amendment .text, .record .text";
 
   function enhance(root) {
     var texts = (root || document).querySelectorAll(SELECTOR);

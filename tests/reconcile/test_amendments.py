@@ -313,9 +313,11 @@ def test_approval_waits_for_every_amendment(corpus_ready_run):
     with pytest.raises(ApprovalBlocked) as blocked:
         approve_run(run=corpus_ready_run, note="Too early.", actor=REVIEWER)
     messages = [b.message for b in blocked.value.blockers if b.code == "open_amendment"]
-    assert messages == [f"reconciliation amendment at line {rows[0].line} is undecided (proposed)",
-                        f"reconciliation amendment at line {rows[1].line} is undecided (stale)",
-                        f"reconciliation amendment at line {rows[2].line} is undecided (not yet synced)"]
+    where = "The amendment at line {} of the reconciliation report is undecided"
+    assert messages == [where.format(rows[0].line) + ": accept, reject or carry it",
+                        where.format(rows[1].line) + " (stale: the report changed since it was decided): accept, "
+                                                     "reject or carry it",
+                        where.format(rows[2].line) + " (not yet read into decisions): accept, reject or carry it"]
 
 
 def test_the_result_states_each_decision_and_carries_rejected_and_carried_ones_into_limitations(
@@ -361,7 +363,7 @@ def test_finalization_refuses_a_paragraph_without_a_decision_on_its_text(corpus_
     assert corpus_ready_run.status == Run.Status.FAILED
     # Refused by the decision blockers finalization re-reads (the text changed since its decision).
     assert corpus_ready_run.status_reason.startswith("the decisions no longer support approval: ")
-    assert f"amendment at line {row.line} is undecided (text changed since its decision)" in \
+    assert f"amendment at line {row.line} of the reconciliation report is undecided (its text changed since its decision)" in \
         corpus_ready_run.status_reason
     assert not Result.objects.filter(run=corpus_ready_run).exists()
 

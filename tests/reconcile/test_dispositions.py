@@ -85,7 +85,7 @@ def test_an_accepted_mapping_to_a_rejected_or_unknown_canonical_record_is_a_conf
     standing = d.standing(facts(m(1, "MEM-OBJ-1", "same", "OBJ-9", "accepted", "memory"),
                                 m(2, "MEM-OBJ-2", "part-of", "OBJ-77", "accepted", "memory")))
     assert codes(standing) == ["rejected_target", "unknown_target"]
-    assert "OBJ-9, which was rejected (not an object)" in standing.blockers[0].message
+    assert "OBJ-9, which was rejected: “not an object”" in standing.blockers[0].message
 
 
 def test_two_records_of_one_member_claiming_one_canonical_record_conflict_but_two_members_agree():
@@ -157,15 +157,18 @@ def test_the_readme_explains_every_blocker_code_an_agent_can_receive():
     assert [code for code in d.BLOCKER_CODES if f"`{code}`" not in section] == []
 
 
-def test_blockers_word_a_mapping_as_the_result_does():
+def test_blockers_name_a_mapping_as_the_pages_do():
+    """"EPI-OBJ-1 → OBJ-6 (new)" (DESIGN §5 "Words, not codes"); the result keeps its own phrasing."""
     from results.rendering import relation_phrase
 
     standing = d.standing(facts(m(1, "EPI-OBJ-3", "part-of", "OBJ-2", "accepted"),
                                 m(2, "EPI-OBJ-3", "new", "", "proposed"),
                                 m(3, "EPI-OBJ-4", "supersedes", "OBJ-1", "proposed")))
     messages = {b.code: b.message for b in standing.blockers}
-    assert messages["open_alternative"].startswith(
-        "EPI-OBJ-3 part-of OBJ-2 is accepted, but mapping EPI-OBJ-3 as a new record is still proposed")
-    assert "its mapping EPI-OBJ-4 is superseded by OBJ-1 (proposed) is undecided" in messages["open_disposition"]
+    assert messages["open_alternative"] == (
+        "EPI-OBJ-3 is placed by EPI-OBJ-3 → OBJ-2 (part of), but the alternative EPI-OBJ-3 → a new record is "
+        "still undecided: reject it")
+    assert messages["open_disposition"] == ("EPI-OBJ-4 (epistemic) has no place yet: accept or reject "
+                                            "EPI-OBJ-4 → OBJ-1 (superseded by)")
     assert "∅" not in "".join(messages.values())
     assert relation_phrase("EPI-OBJ-3", "new", "") == "EPI-OBJ-3 as a new record"  # the result's own words

@@ -106,7 +106,8 @@ def test_rejecting_the_record_an_accepted_new_mapping_entered_blocks_approval(
     record = CanonicalRecord.objects.get(run__run_id=RUN_ID, canonical_id=mapping.target)
     client.force_login(reviewer.user)
     response = client.post(f"/runs/{RUN_ID}/reconcile/canonical/{record.pk}/reject/",
-                           {"rationale": "the answer candidate is not memory", "mapping": mapping.pk})
+                           {"rationale": "the answer candidate is not memory", "mapping": mapping.pk,
+                            "acknowledged": str(mapping.pk)})  # the form warned about the mapping (issue 22)
     assert response.status_code in (200, 302)
     record.refresh_from_db()
     assert record.state == "rejected"
@@ -114,7 +115,7 @@ def test_rejecting_the_record_an_accepted_new_mapping_entered_blocks_approval(
     blockers = reviewer.get(f"{API}/blockers/").json()
     assert blockers["approvable"] is False
     assert [(b["code"], b["record"]) for b in blockers["blockers"]] == [("rejected_target", "EPI-OBJ-1")]
-    assert f"points at {mapping.target}, which was rejected (the answer candidate is not memory)" in \
+    assert f"points at {mapping.target}, which was rejected: “the answer candidate is not memory”" in \
         blockers["blockers"][0]["message"]
     with django_capture_on_commit_callbacks(execute=True):
         refused = reviewer.post(f"{API}/approve/", {"note": "checked"}, format="json")

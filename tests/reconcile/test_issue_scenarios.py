@@ -87,7 +87,9 @@ def test_accepting_an_amendment_about_a_record_whose_only_mapping_was_rejected_i
     assert error["code"] == "incoherent_decision"
     assert "EPI-OBJ-2 has no place in the shared set (every mapping of it was rejected)" in error["message"]
     # The blocker's words describe the state the acceptance would make; the message says it was not made.
-    assert error["message"].startswith("Not accepted, it would contradict another decision: ")
+    assert error["message"].startswith("Not accepted: it would contradict another decision. ")
+    # ... and never that the amendment "is accepted": it was just refused (issue 22).
+    assert "is accepted" not in error["message"]
     assert amendment_starting(reviewer, "EPI-OBJ-2 supersedes")["state"] == "proposed"
 
 
@@ -219,6 +221,9 @@ def test_revise_starts_the_next_run_with_the_same_members_and_decisions_and_leav
     assert decisions(successor) == decisions(final)
     assert AuditEvent.objects.filter(run=final, action="run.revised").exists()
     assert AuditEvent.objects.filter(run=successor, action="run.revision_created").exists()
+    # Validated once, after the last member was copied in: not each half-copied set (issue 22).
+    assert AuditEvent.objects.filter(run=successor, action__startswith="run.valid").count() <= 1, list(
+        AuditEvent.objects.filter(run=successor).values_list("action", flat=True))
     final.refresh_from_db()
     result.refresh_from_db()
     assert final.status == Run.Status.FINAL and (result.sha256, result.markdown) == before

@@ -1,4 +1,6 @@
 """The reconciliation page and the decisions posted from it (Django test client)."""
+import re
+
 import pytest
 
 from records.models import Record
@@ -108,7 +110,8 @@ def test_it_escapes_report_text_everywhere(client, reviewer):
     assert "<script>alert" not in body and "<img src=x" not in body
     assert "<b>bold</b>" not in body and "<u>similar</u>" not in body and "<i>it</i>" not in body
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body and "&lt;script&gt;alert(3)" in body
-    assert "`" in body  # backticks are shown as written
+    # Record texts are Markdown: backticks make code, and what is inside stays escaped (issue 22).
+    assert "<code>&lt;script&gt;alert(1)&lt;/script&gt;</code>" in body
 
 
 def test_it_filters_rows_by_kind(client, reviewer, small_run):
@@ -283,8 +286,9 @@ def test_it_changes_the_target_when_accepting(client, reviewer):
     mapping.save()
     client.force_login(reviewer.user)
     body = client.get(page(run)).content.decode()
-    assert '<datalist id="targets-OBJ"><option value="RT-OBJ-store"><option value="RT-OBJ-cache">' in body \
-        or '<datalist id="targets-OBJ"><option value="RT-OBJ-cache"><option value="RT-OBJ-store">' in body
+    # Each target choice names the canonical record's label beside its ID (issue 22).
+    assert re.search(r'<datalist id="targets-OBJ">(<option value="RT-OBJ-(store|cache)">RT-OBJ-\2 — [^<]+</option>){2}'
+                     r'</datalist>', body)
     response = client.post(decide_url(run, mapping), {"decision": "accept", "version": 1, "target": "RT-OBJ-cache"},
                            HTTP_HX_REQUEST="true")
     assert response.status_code == 200
@@ -346,10 +350,61 @@ def test_it_answers_a_stale_issue_decision_with_409(client, reviewer, small_run)
 
 def test_it_bulk_accepts_suggestions_scoring_above_the_threshold(client, reviewer, small_run):
     client.force_login(reviewer.user)
-    response = client.post(f"/runs/{small_run.run_id}/reconcile/bulk-accept/", {"min_score": "0.9"}, follow=True)
-    assert "Accepted 2 suggestions scoring at least 0.90." in response.content.decode()
+    url = f"/runs/{small_run.run_id}/reconcile/bulk-accept/"
+    preview = client.post(url, {"min_score": "0.9"})
+    listed = re.findall(r'name="mapping" value="(\d+)"', preview.content.decode())
+    assert len(listed) == 2 and not Mapping.objects.filter(run=small_run, state="accepted").exists()
+    response = client.post(url, {"min_score": "0.9", "confirm": "1", "mapping": listed}, follow=True)
+    assert "Accepted 2 suggestions scoring at least 0.90: " in response.content.decode()
     accepted = Mapping.objects.filter(run=small_run, state="accepted")
     assert accepted.count() == 2 and all(m.score >= 0.9 for m in accepted)
+
+
+def test_the_bulk_accept_preview_lists_the_rows_by_name_and_accepts_nothing(client, reviewer, small_run):
+    client.force_login(reviewer.user)
+    seq = AuditEvent.objects.filter(run=small_run).count()
+    body = client.post(f"/runs/{small_run.run_id}/reconcile/bulk-accept/", {"min_score": "0.9"}).content.decode()
+    for m in Mapping.objects.filter(run=small_run, origin="suggested", score__gte=0.9):
+        assert f"{m.source} → {m.target} (same)" in body
+    assert "Accept these 2" in body and "This accepts <strong>2 suggestions</strong>" in body
+    assert AuditEvent.objects.filter(run=small_run).count() == seq
+
+
+def test_it_accepts_only_the_previewed_rows_even_if_more_qualify_since(client, reviewer, small_run):
+    client.force_login(reviewer.user)
+    [first, *_] = Mapping.objects.filter(run=small_run, origin="suggested", score__gte=0.9).order_by("pk")
+    client.post(f"/runs/{small_run.run_id}/reconcile/bulk-accept/",
+                {"min_score": "0.9", "confirm": "1", "mapping": [first.pk]})
+    assert list(Mapping.objects.filter(run=small_run, state="accepted").values_list("pk", flat=True)) == [first.pk]
+
+
+def test_undo_reopens_exactly_the_bulk_accepted_decisions_as_one_step(client, reviewer, small_run):
+    client.force_login(reviewer.user)
+    url = f"/runs/{small_run.run_id}/reconcile/bulk-accept/"
+    listed = re.findall(r'name="mapping" value="(\d+)"', client.post(url, {"min_score": "0.9"}).content.decode())
+    client.post(url, {"min_score": "0.9", "confirm": "1", "mapping": listed})
+    page_body = client.get(page(small_run)).content.decode()
+    assert "Your last bulk accept: 2 suggestions" in page_body and "Undo it" in page_body
+    seq = AuditEvent.objects.filter(run=small_run).order_by("-seq").first().seq
+    response = client.post(url + "undo/", follow=True)
+    assert "Undone: reopened 2 suggestions" in response.content.decode()
+    assert not Mapping.objects.filter(run=small_run, state="accepted").exists()
+    events = AuditEvent.objects.filter(run=small_run, seq__gt=seq).order_by("seq")
+    assert [(e.action, e.object_id) for e in events] == [("mapping.reopened", pk) for pk in sorted(listed, key=int)]
+    assert "Undo it" not in client.get(page(small_run)).content.decode()
+
+
+def test_undo_changes_nothing_when_one_of_the_decisions_changed_since(client, reviewer, small_run):
+    client.force_login(reviewer.user)
+    url = f"/runs/{small_run.run_id}/reconcile/bulk-accept/"
+    listed = re.findall(r'name="mapping" value="(\d+)"', client.post(url, {"min_score": "0.9"}).content.decode())
+    client.post(url, {"min_score": "0.9", "confirm": "1", "mapping": listed})
+    changed = Mapping.objects.get(pk=listed[1])
+    services.decide_mapping(mapping=changed, decision="reopen", rationale="by hand", actor=Actor("reviewer:other"),
+                            expected_version=changed.version)
+    response = client.post(url + "undo/", follow=True)
+    assert "Not undone: " in response.content.decode()
+    assert Mapping.objects.get(pk=listed[0]).state == "accepted"
 
 
 def test_it_refuses_a_bulk_accept_without_a_valid_score(client, reviewer, small_run):
@@ -485,7 +540,8 @@ def test_it_opens_the_propose_form_in_place_or_on_its_own_page_without_javascrip
     assert 'list="targets-OBJ"' in fragment and 'name="csrfmiddlewaretoken"' in fragment
     standalone = client.get(propose_url(small_run, "MEM-OBJ-slotb") + "?member=memory").content.decode()
     assert "<html" in standalone and "hx-post" not in standalone.split('class="row-form')[1].split(">")[0]
-    assert '<datalist id="targets-OBJ"><option value="RT-OBJ-slotb"></datalist>' in standalone
+    assert ('<datalist id="targets-OBJ"><option value="RT-OBJ-slotb">RT-OBJ-slotb — Runtime thing 1</option>'
+            '</datalist>') in standalone
     assert f'href="{page(small_run)}?member=memory"' in standalone  # back to the page it came from
 
 

@@ -197,7 +197,7 @@ def test_it_lists_undecided_mappings_and_issues_with_counts(undecided_run):
     assert codes.count("open_disposition") == len(records)
     assert codes.count("open_issue") == issues
     assert {b.record for b in blocked.value.blockers if b.code == "open_disposition"} == records
-    assert "integration memory issue 1 is undecided (proposed)" in blocked.value.reasons
+    assert "Memory integration issue 1 is undecided: accept or reject it" in blocked.value.reasons
     undecided_run.refresh_from_db()
     assert undecided_run.status == Run.Status.IN_REVIEW
 
@@ -209,7 +209,7 @@ def test_it_counts_a_stale_mapping_as_undecided(ready_run):
         approve_run(run=ready_run, note="n", actor=REVIEWER)
     [blocker] = blocked.value.blockers
     assert (blocker.code, blocker.record) == ("open_disposition", mapping.source)
-    assert f"its mapping {mapping.source} new {mapping.target} (stale) is undecided" in blocker.message
+    assert f"accept or reject {mapping.source} → {mapping.target} (new), stale since the record changed" in blocker.message
     assert blocker.link.startswith(f"/runs/{ready_run.run_id}/reconcile/?member=") and blocker.link.endswith(f"#pair-{mapping.pk}")
 
 
@@ -217,7 +217,7 @@ def test_it_counts_an_issue_without_a_decision_row_as_undecided(ready_run):
     IssueDecision.objects.filter(run=ready_run, issue__index=2).delete()
     with pytest.raises(ApprovalBlocked) as blocked:
         approve_run(run=ready_run, note="n", actor=REVIEWER)
-    assert blocked.value.reasons == ["integration memory issue 2 is undecided (proposed)"]
+    assert blocked.value.reasons == ["Memory integration issue 2 is undecided: accept or reject it"]
 
 
 def test_it_is_blocked_by_validation_errors_naming_the_first(ready_run):

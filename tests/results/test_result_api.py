@@ -261,7 +261,7 @@ def test_approving_with_undecided_items_is_a_409_listing_the_blockers(undecided_
     blockers = error["details"]["blockers"]
     assert [b["code"] for b in blockers].count("open_disposition") == 14
     assert {"code": "open_issue", "record": "memory issue 1",
-            "message": "integration memory issue 1 is undecided (proposed)",
+            "message": "Memory integration issue 1 is undecided: accept or reject it",
             "link": f"/runs/{undecided_run.run_id}/reconcile/?member=memory&issues=all#issue-"
                     f"{IntegrationIssue.objects.get(member_version__member__run=undecided_run, index=1).pk}"} in blockers
 

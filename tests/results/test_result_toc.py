@@ -7,7 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
+import pytest
+
 from results.toc import render_with_contents
+from tests.results.test_approval import ready_run  # noqa: F401 — fixture: a reconciled run in review
 
 
 class Ids(HTMLParser):
@@ -74,3 +77,19 @@ def test_a_heading_inside_a_quotation_is_not_listed_as_a_section():
     assert [anchor for _level, anchor in parsed(html).headings] == [
         "sec-result", "sec-memory-report", "sec-pass-the-updated-cheatsheet-to-the-next-query",
         "sec-a-heading-in-a-list-item", "sec-core-ideas"]
+
+
+@pytest.mark.django_db
+def test_the_result_page_lists_the_reviewers_decisions_first(client, reviewer, ready_run,  # noqa: F811
+                                                              django_capture_on_commit_callbacks):
+    """They started near 31,000 px of a 34,000 px page with no entry near the top (issue 22)."""
+    from reviews.audit import Actor
+    from results.services import approve_run
+
+    with django_capture_on_commit_callbacks(execute=True):
+        approve_run(run=ready_run, note="Read every mapping.", actor=Actor("user:reviewer-1"))
+    client.force_login(reviewer.user)
+    body = client.get(f"/runs/{ready_run.run_id}/result/").content.decode()
+    entries = re.findall(r'<li class="toc-[^"]*"><a href="#([^"]+)">(.*?)</a></li>', body)
+    assert entries[0] == ("sec-reconciliation", "<strong>Decisions</strong> (Reconciliation)")
+    assert 'id="sec-reconciliation"' in body

@@ -280,8 +280,9 @@ def test_the_timeline_shows_who_what_when_and_the_chain_check(browser, run_facto
     assert response.status_code == 200
     assert "Chain verified: 2 events" in html
     assert "token:agent-1" in html and "mapping.proposed" in html and "command:test" in html
-    assert f'href="/runs/{run.run_id}/reconcile/">mapping 7</a>' in html
-    assert f'href="/runs/{run.run_id}/">run {run.run_id}</a>' in html
+    # Named in words, the database id only in the tooltip (issue 22).
+    assert f'href="/runs/{run.run_id}/reconcile/" title="mapping 7">a mapping no longer in the run</a>' in html
+    assert f'href="/runs/{run.run_id}/" title="run {run.run_id}">run {run.run_id}</a>' in html
     # Before → after as the list of changed fields (reviews/audit_diff.py).
     assert ('<li class="change-changed"><span class="field">state</span><del>none</del>'
             '<span class="arrow" aria-label="becomes">→</span><ins>proposed</ins></li>') in html

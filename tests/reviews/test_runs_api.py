@@ -150,3 +150,13 @@ def test_it_names_the_role_a_refused_caller_lacks(reviewer):
     error = response.json()["error"]
     assert error["code"] == "permission_denied"
     assert error["message"] == "This needs the admin or agent role."
+
+
+def test_the_run_detail_names_the_run_it_revises_and_the_run_that_revises_it(agent, run_factory):
+    """Without them an agent could not follow a revision (issue 22)."""
+    first, second = run_factory(), run_factory()
+    Run.objects.filter(pk=second.pk).update(revises=first)
+    earlier = agent.get(f"/api/runs/{first.run_id}/").json()
+    later = agent.get(f"/api/runs/{second.run_id}/").json()
+    assert (earlier["revises"], earlier["revised_by"]) == (None, second.run_id)
+    assert (later["revises"], later["revised_by"]) == (first.run_id, None)

@@ -52,6 +52,19 @@ def test_a_revoked_token_is_refused(capsys):
         "token.issued", "token.revoked"]
 
 
+def test_a_bearer_token_gets_a_401_that_names_the_token_scheme(capsys):
+    """It got the same 401 as no header at all, with no hint that the scheme is `Token` (issue 22)."""
+    from rest_framework.test import APIClient
+
+    key = issue(capsys, "bearer-bot", "--role", "agent").strip()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    response = client.get("/api/runs/")
+    assert response.status_code == 401
+    assert "Authorization: Token <key>" in response.json()["error"]["message"]
+    assert "'Bearer'" in response.json()["error"]["message"]
+
+
 def test_a_wrong_token_is_refused():
     from rest_framework.test import APIClient
 

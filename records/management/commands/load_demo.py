@@ -22,10 +22,10 @@ from records.services import UploadRefused, current_versions, import_bundle, ing
 from records.validation import MemberInput, RunFacts, validate_set
 from reviews.access import AGENT, REVIEWER
 from reviews.audit import Actor
+from reviews.demo import DEMO_AGENT, DEMO_PASSWORD, DEMO_REVIEWER
 from reviews.models import Run
 from reviews.services import create_run, issue_token
 
-DEMO_PASSWORD = "reviewer-demo-pass"
 SUPERMEMORY_COMMIT = "0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f"
 
 # run_id, system, title, commit, [(seed prefix, role)]
@@ -113,10 +113,10 @@ class Command(BaseCommand):
 
     def ensure_people(self):
         User = get_user_model()
-        if not User.objects.filter(username="reviewer").exists():
-            issue_token(name="reviewer", role=REVIEWER, password=DEMO_PASSWORD, actor=self.actor)
-        if not User.objects.filter(username="demo-agent").exists():
-            issue_token(name="demo-agent", role=AGENT, actor=self.actor)
+        if not User.objects.filter(username=DEMO_REVIEWER).exists():
+            issue_token(name=DEMO_REVIEWER, role=REVIEWER, password=DEMO_PASSWORD, actor=self.actor)
+        if not User.objects.filter(username=DEMO_AGENT).exists():
+            issue_token(name=DEMO_AGENT, role=AGENT, actor=self.actor)
         self.stdout.write(f"demo reviewer: user name 'reviewer', password '{DEMO_PASSWORD}'")
         self.stdout.write("demo agent: 'demo-agent' (python manage.py issue_token demo-agent --role agent for a token)")
 

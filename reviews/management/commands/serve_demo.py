@@ -9,6 +9,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from reviews.demo import login_banner
+
 # Signals that stop the demo: Ctrl-C (SIGINT) and what `kill`, `timeout` or a service manager send.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -35,6 +37,10 @@ class Command(BaseCommand):
             else:
                 self.stdout.write("no REDIS_URL: tasks run in process")
             settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
+            # After runserver's own start-up lines, so the login is the last thing on the screen.
+            banner = threading.Timer(1.5, lambda: self.stdout.write(login_banner(f"http://127.0.0.1:{port}/")))
+            banner.daemon = True
+            banner.start()
             call_command("runserver", f"127.0.0.1:{port}", use_reloader=False)
         except KeyboardInterrupt:
             pass
