@@ -19,6 +19,11 @@ def upload_all(run, capture):
                                               actor=ACTOR)[0] for seed, role in SEEDS.items()]
 
 
+def jobs_of(callbacks) -> list:
+    """The Jobs the on-commit callbacks queue (the event feed's wake-ups ride on every commit too)."""
+    return [job for cb in callbacks if (job := getattr(getattr(cb, "func", None), "__self__", None)) is not None]
+
+
 def test_a_burst_is_validated_once_by_its_last_parse_on_the_latest_state(
         run_factory, django_capture_on_commit_callbacks):
     run = run_factory()
@@ -28,7 +33,7 @@ def test_a_burst_is_validated_once_by_its_last_parse_on_the_latest_state(
             services.parse_member_version(version_pk=version.pk, actor=ACTOR)
         assert not AuditEvent.objects.filter(run=run, action="run.validated").exists()
         services.parse_member_version(version_pk=versions[-1].pk, actor=ACTOR)
-    assert [callback.func.__self__ for callback in queued] == [services.RUN_VALIDATED]  # no validate_run
+    assert jobs_of(queued) == [services.RUN_VALIDATED]  # no validate_run
     [event] = AuditEvent.objects.filter(run=run, action="run.validated")
     assert event.actor == ACTOR.label
     assert event.after["members"] == {v.member.role: v.sha256 for v in versions}  # all three, once
@@ -75,7 +80,7 @@ def test_a_validation_that_fails_leaves_the_parse_committed_and_queues_the_valid
         assert services.parse_member_version(version_pk=version.pk, actor=ACTOR).status == "parsed"
     assert MemberVersion.objects.get(pk=version.pk).status == "parsed"
     assert AuditEvent.objects.filter(run=run, action="member.parsed").count() == 3
-    assert ValidationRequest.objects.filter(run=run).count() == 1 and len(queued) == 1  # validate_run, apart
+    assert ValidationRequest.objects.filter(run=run).count() == 1 and jobs_of(queued) == [services.VALIDATE]  # apart
     monkeypatch.undo()
     with django_capture_on_commit_callbacks(execute=False):
         report, _ = services.validate_requested(run=Run.objects.get(pk=run.pk), actor=ACTOR)

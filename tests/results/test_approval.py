@@ -375,7 +375,7 @@ def test_a_blocked_approval_in_the_browser_says_why(undecided_run, reviewer):
     response = browser.post(f"/runs/{undecided_run.run_id}/approve/", {"note": "too early", "next": "https://evil.example/"})
     assert response["Location"] == f"/runs/{undecided_run.run_id}/"  # never redirected off-site
     page = browser.get(f"/runs/{undecided_run.run_id}/result/").content.decode()
-    assert "Not approved: 23 blockers (the list is on this page): " in page and "has no disposition yet" in page
+    assert "Not approved: 23 blockers (the list is on this page): " in page and "has no place yet" in page
 
 
 def test_an_agent_cannot_approve_in_the_browser(ready_run, agent):
