@@ -60,7 +60,7 @@ def test_it_pages_oldest_first_with_the_audit_event_as_payload(reviewer, run_fac
 
 @pytest.mark.django_db(transaction=True)
 def test_it_shows_an_agent_only_the_runs_it_took_part_in(agent, reviewer, run_factory):
-    theirs, mine = run_factory(), run_factory()
+    theirs, mine = run_factory(created_by=None), run_factory(created_by=None)
     record_event(run=mine, actor=Actor("token:agent-1", agent.user.pk), action="member.uploaded",
                  object_type="member_version", object_id="runtime/v1")
     runs = {e["data"]["run"] for e in read_all(agent)[0]}
