@@ -384,7 +384,9 @@ def standing(facts: RunFacts) -> Standing:
             blockers.append(Blocker(ALLOCATED_TWICE, m.source,
                                     f"canonical ID {target} is allocated by {len(sources)} accepted new mappings "
                                     f"({', '.join(sources)}): each new record gets its own ID; reopen all but one",
-                                    mapping_link(run_id, m.member, m.pk), m.pk, f"mapping:{m.pk}"))
+                                    mapping_link(run_id, m.member, m.pk), m.pk, f"mapping:{m.pk}",
+                                    refusal=f"{target} would then be the new ID of "
+                                            f"{' and '.join(sources)}; each new record gets an ID of its own"))
 
     for issue in facts.issues:
         record, where = f"{issue.member} issue {issue.index}", f"{issue.member} integration issue {issue.index}"

@@ -34,6 +34,8 @@ def _every_blocker() -> list[d.Blocker]:
         MappingFact(18, "EPI-OBJ-6", "part-of", "OBJ-1", "accepted", member="other"),
         MappingFact(19, "EPI-OBJ-7", "no-counterpart", "", "rejected", member="epistemic"),
         MappingFact(20, "EPI-OBJ-8", "new", "OBJ-8", "accepted", member="epistemic"),           # part of rejected
+        MappingFact(21, "EPI-OBJ-10", "new", "OBJ-20", "accepted", member="epistemic"),         # allocated twice
+        MappingFact(22, "EPI-OBJ-11", "new", "OBJ-20", "accepted", member="epistemic"),
     )
     records = (RecordFact("epistemic", "EPI-OBJ-8", pk=8, part_of=("EPI-OBJ-7",)),)
     issues = (IssueFact(31, "epistemic", 1, "proposed"), IssueFact(32, "epistemic", 2, "accepted", ("EPI-OBJ-7",)))
