@@ -132,5 +132,7 @@ def test_a_final_run_shows_the_notice_and_no_control(live_server, reviewer, corp
     page.screenshot(path=FINAL_SCREENSHOT)
     page.goto(f"{live_server.url}/runs/{corpus_run.run_id}/")
     page.wait_for_selector("#final-notice")  # the run page's approval panel, loaded by htmx
-    assert page.locator("#final-notice button", has_text="Revise").count() == 1
+    # Revise is the one control left, behind its confirmation (issue 22).
+    page.locator("#final-notice summary", has_text="Revise").click()
+    assert page.locator("#final-notice button", has_text="Yes, start the revision").count() == 1
     assert page.locator("form.reopen-form, textarea[name=note]").count() == 0
