@@ -9,14 +9,14 @@ from rest_framework.views import APIView
 
 from drf_spectacular.types import OpenApiTypes
 
-from records.models import MemberReport, MemberVersion, Role
+from records.models import MemberReport, Role
 from reviews.access import DECIDE, PROPOSE, READ_RUNS, actor_labels_of, run_for
 from reviews.api_errors import ApiError, Conflict
 from reviews.audit import Actor
 
 from .services import corrections
 from .models import CorrectionReply, CorrectionRequest
-from .version_diff import version_diff
+from .version_diff import NoSuchVersion, version_diff, version_numbers, versions_to_compare
 from .services import ProposalError, StaleVersion, StateConflict
 
 
@@ -211,17 +211,13 @@ class MemberDiffView(APIView):
     def get(self, request, run_id: str, member_id: str):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         member = get_object_or_404(MemberReport, run=run, role=member_id)
-        numbers = {}
         for name in ("from", "to"):
             value = request.query_params.get(name)
             if value is not None and not value.isdigit():
                 raise ApiError(f"{name}: a version number", code="invalid_parameter", details={"parameter": name})
-            numbers[name] = int(value) if value else None
-        to = numbers["to"] or (member.current_version.version if member.current_version_id else 1)
-        frm = numbers["from"] or max(1, to - 1)
-        found = {v.version: v for v in MemberVersion.objects.filter(member=member, version__in=[frm, to])
-                 .select_related("member").defer("content")}
-        missing = [n for n in (frm, to) if n not in found]
-        if missing:
-            raise ApiError(f"the {member_id} report has no version {missing[0]}", code="not_found", status_code=404)
-        return Response(version_diff(run=run, old=found[frm], new=found[to]))
+        numbers = version_numbers(request.query_params)
+        try:
+            old, new = versions_to_compare(member, numbers["from"], numbers["to"])
+        except NoSuchVersion as missing:
+            raise ApiError(str(missing), code="not_found", status_code=404) from None
+        return Response(version_diff(run=run, old=old, new=new))

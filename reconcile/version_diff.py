@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from records import parsed as parse_cache
-from records.models import MemberVersion, Record
+from records.models import MemberReport, MemberVersion, Record
 from records.validation import MemberInput, RunFacts, validate_member
 from reviews.models import Run
 
@@ -63,19 +63,43 @@ def _findings(run: Run, version: MemberVersion) -> set[tuple[str, str, str, str]
     return {(f.severity, f.code, f.record_id or "", f.message) for f in validate_member(member, facts)}
 
 
-def version_diff(*, run: Run, old: MemberVersion, new: MemberVersion) -> dict:
+def version_numbers(params) -> dict[str, int | None]:
+    """`from` and `to` of a diff request: version numbers, or None when not given (the API refuses junk first)."""
+    return {name: int(params[name]) if str(params.get(name, "")).isdigit() else None for name in ("from", "to")}
+
+
+class NoSuchVersion(LookupError):
+    """The member has no version of that number."""
+
+
+def versions_to_compare(member: MemberReport, frm: int | None, to: int | None) -> tuple[MemberVersion, MemberVersion]:
+    """(from, to) versions of `member`: `to` defaults to the current one, `from` to the one before it."""
+    to = to or (member.current_version.version if member.current_version_id else 1)
+    frm = frm or max(1, to - 1)
+    found = {v.version: v for v in MemberVersion.objects.filter(member=member, version__in=[frm, to])
+             .select_related("member").defer("content")}
+    missing = [n for n in (frm, to) if n not in found]
+    if missing:
+        raise NoSuchVersion(f"the {member.role} report has no version {missing[0]}")
+    return found[frm], found[to]
+
+
+def version_diff(*, run: Run, old: MemberVersion, new: MemberVersion,
+                 changes: list[RecordChange] | None = None) -> dict:
+    """The diff as data; `changes` when the caller already has `record_changes(old, new)`."""
+    changes = record_changes(old, new) if changes is None else changes
     old_findings, new_findings = _findings(run, old), _findings(run, new)
 
     def listed(found):
         return [{"severity": s, "code": c, "record_id": r, "message": m} for s, c, r, m in sorted(found)]
 
     answered = CorrectionRequest.objects.filter(run=run, answered_in=new).order_by("pk")
-    changed = {c.record_id for c in record_changes(old, new) if c.change != "added"}
+    changed = {c.record_id for c in changes if c.change != "added"}
     stale = Mapping.objects.filter(run=run, source__in=changed, state=Mapping.State.STALE).order_by("pk")
     return {
         "member": new.member.role, "from": old.version, "to": new.version,
         "from_sha256": old.sha256, "to_sha256": new.sha256,
-        "records": [c.as_dict() for c in record_changes(old, new)],
+        "records": [c.as_dict() for c in changes],
         "findings": {"gained": listed(new_findings - old_findings), "lost": listed(old_findings - new_findings)},
         "requests_answered": [{"id": r.pk, "text": r.text, "answer": r.answer, "answer_text": r.answer_text,
                                "state": r.state} for r in answered],

@@ -56,7 +56,7 @@ def _event(request: CorrectionRequest, *, actor: Actor, action: str, before: dic
                  object_id=request.pk, before=before, after=snapshot(request) | after)
 
 
-def _refuse_final(run: Run) -> None:
+def _refuse_unless_open(run: Run) -> None:
     """Requests change only while the run is open to decisions: they decide whether it can be approved."""
     if run.status == Run.Status.FINAL:
         raise RunFinal(f"run {run.run_id} is final and closed for good: revise it to change it")
@@ -71,7 +71,7 @@ def raise_correction(*, run: Run, member: str, text: str, actor: Actor, record_i
     record_id = (record_id or "").strip()
     with transaction.atomic():
         locked = lock_run(run)
-        _refuse_final(locked)
+        _refuse_unless_open(locked)
         report = MemberReport.objects.filter(run=locked, role=member).select_related("current_version").first()
         if report is None or report.current_version is None:
             raise ProposalError(f"member: the run has no {member!r} report to correct", "member")
@@ -117,7 +117,7 @@ def _claim(request: CorrectionRequest, expected_version: int | None, allowed: tu
                .get(pk=request.pk))
     if expected_version is None or current.version != expected_version:
         raise StaleVersion(current)
-    _refuse_final(current.run)
+    _refuse_unless_open(current.run)
     if current.state not in allowed:
         raise InvalidDecision(f"correction {current.pk} is {current.state}; only a request that is "
                               f"{' or '.join(allowed)} can be changed this way")
@@ -173,7 +173,7 @@ def reply_to_correction(*, request: CorrectionRequest, text: str, actor: Actor) 
     with transaction.atomic():
         lock_run(Run(pk=request.run_id))
         current = CorrectionRequest.objects.select_for_update(of=("self",)).select_related("run").get(pk=request.pk)
-        _refuse_final(current.run)
+        _refuse_unless_open(current.run)
         reply = CorrectionReply.objects.create(request=current, author=actor.label, text=text)
         record_event(run=current.run, actor=actor, action="correction.replied", object_type="correction_request",
                      object_id=current.pk, after={"reply": reply.pk, "text": text, "state": current.state})

@@ -9,14 +9,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from records.models import MemberReport, MemberVersion, Role
+from records.models import MemberReport, Role
 from reviews.access import DECIDE, PROPOSE, READ_RUNS, has_any_role, run_for
 from reviews.audit import Actor
 
 from .. import services
 from ..models import CorrectionRequest
 from ..services import corrections
-from ..version_diff import record_changes, version_diff
+from ..version_diff import NoSuchVersion, record_changes, version_diff, version_numbers, versions_to_compare
 from .rows import word_diff_html
 
 VERBS = {"resolve", "reopen", "withdraw", "reply"}
@@ -101,30 +101,20 @@ def correction_action(request, run_id: str, correction_id: int, verb: str):
     return redirect(reverse("run-corrections", args=[run.run_id]) + f"#correction-{item.pk}")
 
 
-def _versions(run, role: str, request) -> tuple[MemberVersion, MemberVersion]:
-    member = get_object_or_404(MemberReport, run=run, role=role)
-    numbers = {}
-    for name in ("from", "to"):
-        value = request.GET.get(name, "")
-        numbers[name] = int(value) if value.isdigit() else None
-    latest = member.current_version.version if member.current_version_id else 1
-    to = numbers["to"] or latest
-    frm = numbers["from"] or max(1, to - 1)
-    found = {v.version: v for v in MemberVersion.objects.filter(member=member, version__in=[frm, to])
-             .select_related("member").defer("content")}
-    if frm not in found or to not in found:
-        raise Http404(f"the {role} report has no version {frm if frm not in found else to}")
-    return found[frm], found[to]
-
-
 @login_required
 @require_GET
 def member_diff(request, run_id: str, role: str):
     """Two versions of a member side by side: records added, removed and changed, findings, answers."""
     run = run_for(request, run_id, allowed=READ_RUNS, action="read")
-    old, new = _versions(run, role, request)
-    data = version_diff(run=run, old=old, new=new)
+    numbers = version_numbers(request.GET)
+    try:
+        old, new = versions_to_compare(get_object_or_404(MemberReport, run=run, role=role),
+                                       numbers["from"], numbers["to"])
+    except NoSuchVersion as missing:
+        raise Http404(str(missing)) from None
+    changes = record_changes(old, new)
+    data = version_diff(run=run, old=old, new=new, changes=changes)
     changed = [(c, word_diff_html(c.old_label, c.new_label), word_diff_html(c.old_body, c.new_body))
-               for c in record_changes(old, new)]
+               for c in changes]
     return render(request, "reconcile/member_diff.html", {"run": run, "role": role, "old": old, "new": new,
                                                           "diff": data, "changes": changed})

@@ -26,7 +26,7 @@ from ..word_diffs import stored_diffs
 from ..forms import BulkAcceptForm, PageFilterForm
 from ..models import CanonicalRecord, Decidable, Mapping
 from .runs import counters_context
-from .context import (KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _progress, _targets_by_kind)
+from .context import (KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _targets_by_kind)
 from .bulk import undo_key
 from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, markdown_diff_html, _grouped)
 
