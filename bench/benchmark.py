@@ -11,7 +11,8 @@ Parts (run all, or name some: `bench/benchmark.py ingest latency`):
 - ingest: the four seeds through upload, parse, validation (and reconcile's
   sync, timed apart), tasks in process, DEBUG off, against bare markdown-it-py
   + SHA-256 measured right after each attempt (median of the attempts' ratios);
-- page: the reconciliation page at 20 and 2,000 records;
+- page: the reconciliation page at 20, 2,000 and 20,000 records and the member page at 20 to 50,000
+  (bench/bench_pages.py);
 - latency: upload → validated and approve → final for the seed run, and a
   generated 2 MB report, through Redis and a real worker process the bench
   starts (and stops) on a queue of its own;
@@ -39,6 +40,7 @@ import uuid
 
 
 from bench_common import ROOT, delete_queue, prepare_database, redis_answers, report, seed_files
+from bench_pages import bench_pages, profile_pages
 from bench_uploads import bench_uploads, profile_uploads
 
 def main():
@@ -72,12 +74,15 @@ def main():
         if "--profile-uploads" in sys.argv:
             profile_uploads(redis_url)
             return
+        if "--profile-pages" in sys.argv:
+            profile_pages()
+            return
         # `bench/benchmark.py latency uploads` runs only those parts; no argument runs every part.
         wanted = {arg for arg in sys.argv[1:] if not arg.startswith("-")} or {"ingest", "page", "latency", "uploads"}
         if "ingest" in wanted:
             bench_ingest()
         if "page" in wanted:
-            bench_reconcile_page()
+            bench_pages()
         if "latency" in wanted:
             bench_latency(database_url, redis_url)
         if "uploads" in wanted:
@@ -246,58 +251,6 @@ def profile_ingest():
     here = str(ROOT) + "/(records|reconcile|reviews)/"
     stats.sort_stats("cumulative").print_stats(here, 25)
     stats.sort_stats("tottime").print_stats(20)
-
-
-def bench_reconcile_page():
-    """SQL queries and server time of the reconciliation page at 20 and 2,000 records."""
-    from django.test import Client
-    from django.test.utils import CaptureQueriesContext
-    from django.db import connection
-
-    try:
-        from tests.reconcile.page_factories import build_reconcile_run
-    except ImportError as error:
-        report("reconciliation page", "skipped", "", f"no page factory yet ({error})")
-        return
-    from django.contrib.auth import get_user_model
-
-    from reviews.audit import Actor
-    from reviews.services import issue_token
-
-    if not get_user_model().objects.filter(username="bench-reviewer").exists():
-        issue_token(name="bench-reviewer", role="reviewer", password="bench-pass-123", actor=Actor.command("bench"))
-    client = Client()
-    client.force_login(get_user_model().objects.get(username="bench-reviewer"))
-    for size in (20, 2000):
-        run, member = build_reconcile_run(records=size, run_id=f"AAS-2026-01-02-page{size}-01")
-        url = f"/runs/{run.run_id}/reconcile/?member={member}"
-        start = time.perf_counter()
-        client.get(url)  # warm: compiled templates, word diffs in the per-process cache
-        first = time.perf_counter() - start
-        times = []
-        for _ in range(3):
-            with CaptureQueriesContext(connection) as queries:
-                start = time.perf_counter()
-                response = client.get(url)
-                times.append(time.perf_counter() - start)
-        assert response.status_code == 200, response.status_code
-        report(f"reconciliation page at {size} records: SQL queries", len(queries), "queries")
-        report(f"reconciliation page at {size} records: server time", statistics.median(times) * 1000, "ms",
-               "median of 3")
-        report(f"reconciliation page at {size} records: first request", first * 1000, "ms",
-               "first load of the run: word diffs computed")
-        report(f"reconciliation page at {size} records: first view", len(response.content) / 1024, "KB",
-               "target < 600 KB" if size == 2000 else "")
-        if size == 2000:
-            report("reconciliation page at 2000 records: server time / target", statistics.median(times) / 0.250, "x",
-                   "target 250 ms")
-            # The next page of rows, as htmx asks for it when the reviewer scrolls.
-            more = client.get(url + "&offset=60", HTTP_HX_REQUEST="true")
-            start = time.perf_counter()
-            with CaptureQueriesContext(connection) as queries:
-                more = client.get(url + "&offset=60", HTTP_HX_REQUEST="true")
-            report("reconciliation page at 2000 records: next rows (htmx)", (time.perf_counter() - start) * 1000, "ms",
-                   f"{len(more.content) / 1024:.0f} KB, {len(queries)} queries")
 
 
 def generated_report(size: int = 2 * 1024 * 1024) -> bytes:

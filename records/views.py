@@ -1,23 +1,22 @@
 """The run page and the member page (DESIGN §5): members, hashes, pipeline progress, findings, records."""
 from __future__ import annotations
 
-from collections import defaultdict
-
 from django.contrib.auth.decorators import login_required
+from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from reviews.access import run_for
 from reviews.polling import poll, run_is_pending
 from reviews.models import Run
 
-from . import services
+from . import member_page, services
 from .finding_groups import group_findings
-from .ids import KINDS
-from .models import MemberReport, MemberVersion, Record, Role
+from .models import MemberReport, MemberVersion, Role
 from .serializers import full_counts
-from .validation import KIND_HEADINGS
+from .templatetags.quotations import page_quotations
 
 PIPELINE_STEPS = ("received", "parsing", "parsed", "validated")
 
@@ -61,8 +60,7 @@ def run_detail(request, run_id: str):
     return render(request, "records/run_detail.html", context)
 
 
-def _numbered(text: str, first: int) -> list[tuple[int, str]]:
-    return [(first + i, line) for i, line in enumerate(text.splitlines())]
+FINDINGS_SHOWN = 200
 
 
 @login_required
@@ -70,8 +68,11 @@ def _numbered(text: str, first: int) -> list[tuple[int, str]]:
 def member_detail(request, run_id: str, member_id: str):
     run = run_for(request, run_id)
     member = get_object_or_404(MemberReport, run=run, role=member_id)
-    versions = list(member.versions.defer("content", "parsed").order_by("version"))
     wanted = request.GET.get("version", "")
+    shown = Q(version=int(wanted)) if wanted.isdigit() else Q(pk=member.current_version_id)
+    # The shown version's text comes with the list, its head only (member_page.full_text).
+    versions = list(member.versions.defer("content", "parsed").annotate(head=member_page.text_head(shown))
+                    .order_by("version"))
     if wanted:
         version = next((v for v in versions if str(v.version) == wanted), None)
         if version is None:
@@ -80,28 +81,28 @@ def member_detail(request, run_id: str, member_id: str):
         version = next((v for v in versions if v.pk == member.current_version_id), None)
     if version is None:
         raise Http404(f"{member_id} has no uploaded version")
-    records = list(Record.objects.filter(member_version=version).order_by("ordinal"))
-    covered: set[int] = set()
-    by_kind: dict[str, list] = defaultdict(list)
-    annotations = []
-    for record in records:
-        entry = {"record": record, "lines": _numbered(record.text, record.line_start)}
-        covered.update(n for n, _ in entry["lines"])
-        if record.record_type == Record.Type.ANNOTATION:
-            annotations.append(entry)
-        else:
-            by_kind[record.kind].append(entry)
-    groups = [{"kind": kind, "name": KIND_HEADINGS[kind], "records": by_kind[kind]} for kind in KINDS if by_kind[kind]]
-    groups += [{"kind": kind, "name": kind or "Other", "records": entries}
-               for kind, entries in by_kind.items() if kind not in KINDS]
-    content = bytes(MemberVersion.objects.values_list("content", flat=True).get(pk=version.pk))
-    full_text = [(n, line, n not in covered) for n, line in _numbered(content.decode("utf-8"), 1)]
+    totals = member_page.kind_totals(version)
+    start = member_page.start_ordinal(version, request.GET)
+    groups, following = member_page.records_page(version, start, totals)
+    page_records = [entry["record"] for group in groups for entry in group.entries]
+    base = reverse("member-detail", args=[run.run_id, member.role]) + (f"?version={wanted}&" if wanted else "?")
+    context = {
+        "run": run, "member": member, "version": version, "groups": groups,
+        "quotation_index": page_quotations(run, page_records),
+        "more": {"url": f"{base}from={following}",
+                 "left": member_page.records_from(totals, following)} if following is not None else None,
+    }
+    if request.htmx and request.GET.get("from"):  # the next records, as the reviewer scrolls
+        return render(request, "records/member_detail.html#page-records", context)
     report = services.latest_validation(run)
-    findings = list(report.findings.filter(member_version=version).order_by("line", "code")) if report else []
+    findings = list(report.findings.filter(member_version=version).order_by("line", "code")[:FINDINGS_SHOWN + 1]
+                    if report else [])
     issues = list(version.integration_issues.order_by("index"))
-    return render(request, "records/member_detail.html", {
-        "run": run, "member": member, "version": version, "versions": versions, "groups": groups,
-        "annotations": annotations, "issues": issues, "findings": findings, "full_text": full_text,
+    paged = start > 0 or following is not None
+    return render(request, "records/member_detail.html", context | {
+        "versions": versions, "kinds": member_page.kinds_nav(totals), "base": base, "paged": paged,
+        "issues": issues, "findings": findings[:FINDINGS_SHOWN], "findings_more": len(findings) > FINDINGS_SHOWN,
+        "full_text": member_page.full_text(version, request.GET, groups, paged=paged),
         # The parser's `mappings` are the mapping statements this report writes; the mappings of its
         # records (reconcile's) are loaded beside them on the page.
         "counts": [("mapping statements" if name == "mappings" else name.replace("_", " "), value)

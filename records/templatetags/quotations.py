@@ -12,6 +12,7 @@ import bisect
 from collections import defaultdict
 
 from django import template
+from django.db.models import Q
 from django.urls import reverse
 
 from records.models import QuotationCheck, Record
@@ -35,7 +36,7 @@ def _decorate(check: QuotationCheck, run) -> None:
     """What the fragment prints beyond the row: its mark, and the quoting line on the member page."""
     check.mark = MARKS.get(check.status, check.status)
     role = check.member_version.member.role
-    check.link = f"{reverse('member-detail', args=[run.run_id, role])}#L{check.line}"
+    check.link = f"{reverse('member-detail', args=[run.run_id, role])}?line={check.line}#L{check.line}"
 
 
 def _index(run) -> dict:
@@ -63,13 +64,36 @@ def _index(run) -> dict:
     return index
 
 
+def page_quotations(run, records) -> dict:
+    """{record pk: [check, …]} for these records of one version only (a page of the member page): one
+    query whatever the size of the report, where `_index` reads every record of the run."""
+    index: dict = defaultdict(list)
+    if not records:
+        return index
+    ranges = Q()
+    for record in records:
+        ranges |= Q(line__gte=record.line_start, line__lte=record.line_end)
+    checks = list(QuotationCheck.objects.filter(ranges, member_version_id=records[0].member_version_id,
+                                                kind=QuotationCheck.Kind.QUOTATION)
+                  .select_related("member_version__member").order_by("line", "ordinal"))
+    for check in checks:
+        _decorate(check, run)
+        for record in records:
+            if record.line_start <= check.line <= record.line_end:
+                index[record.pk].append(check)
+    return index
+
+
 @register.simple_tag(takes_context=True)
 def record_quotations(context, record) -> list:
-    """The checked quotations inside `record` (a Record, or a record ID) of the context's run."""
+    """The checked quotations inside `record` (a Record, or a record ID) of the context's run; from the
+    context's `quotation_index` when the view built one for the records it shows."""
     run = context.get("run")
     request = context.get("request")
     if run is None or record is None or record == "":
         return []
+    if context.get("quotation_index") is not None:
+        return context["quotation_index"].get(record.pk if isinstance(record, Record) else record, [])
     cache = getattr(request, "_quotation_index", None) if request is not None else None
     if cache is None or cache[0] != run.pk:
         cache = (run.pk, _index(run))

@@ -131,6 +131,20 @@ def build_reconcile_run(*, records: int, run_id: str = "AAS-2026-09-25-page-01",
     return run, "memory"
 
 
+def write_member_text(version: MemberVersion) -> bytes:
+    """Give a factory-made version the bytes of a report whose lines hold its records where they say
+    (the member page shows them), and return them."""
+    lines: list[str] = []
+    for text, start in Record.objects.filter(member_version=version).order_by("ordinal").values_list(
+            "text", "line_start"):
+        lines.extend("" for _ in range(max(0, start - 1 - len(lines))))
+        lines.extend(text.splitlines())
+    content = ("\n".join(lines) + "\n").encode()
+    MemberVersion.objects.filter(pk=version.pk).update(content=content, size=len(content),
+                                                        sha256=hashlib.sha256(content).hexdigest())
+    return content
+
+
 def _word(n: int) -> str:
     """A slug word for a number (slugs are letters): 0 → a, 25 → z, 26 → ba …"""
     letters = ""

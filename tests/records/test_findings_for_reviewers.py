@@ -81,7 +81,7 @@ def test_the_run_page_groups_findings_by_code_with_counts_root_causes_first(brow
     group = section.split('data-code="unresolved-reference"')[1].split("</details>")[0]
     assert "46 errors" in group
     assert "<bdi>RT-RTE-vercel-call</bdi> ×" in group  # IDs isolated (issue 25)
-    assert group.count(f'href="/runs/{run.run_id}/members/memory/#L') >= 3
+    assert group.count(f'href="/runs/{run.run_id}/members/memory/?line=') >= 3
 
 
 @pytest.mark.django_db

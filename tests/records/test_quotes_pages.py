@@ -89,5 +89,5 @@ def test_the_member_page_lists_every_quotation_with_a_link_to_its_line(browser, 
     section = section[:section.index("</section>")]
     assert "Quotations" in section and "(2;" in section
     assert re.findall(r'<a href="([^"]+)">line (\d+)</a>', section) == [
-        (f"/runs/{checked_run.run_id}/members/memory/#L9", "9"),
-        (f"/runs/{checked_run.run_id}/members/memory/#L13", "13")]
+        (f"/runs/{checked_run.run_id}/members/memory/?line=9#L9", "9"),
+        (f"/runs/{checked_run.run_id}/members/memory/?line=13#L13", "13")]

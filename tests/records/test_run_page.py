@@ -1,5 +1,6 @@
 """The run page and the member page in the browser (DESIGN §5)."""
 import hashlib
+import re
 
 import pytest
 from django.test import Client
@@ -42,8 +43,8 @@ def test_it_lists_members_with_hash_counts_and_links(browser, run_factory, djang
     assert f"/api/runs/{run.run_id}/members/memory/raw" in html
     assert f'href="/runs/{run.run_id}/reconcile/"' in html and f'href="/runs/{run.run_id}/audit/"' in html
     assert 'hx-trigger="load delay:' not in html  # everything finished: no polling
-    # Findings grouped by member link to the line on the member page.
-    assert f"/runs/{run.run_id}/members/memory/#L" in html
+    # Findings grouped by member link to the line on the member page (`?line=`: its page of records).
+    assert re.search(rf'/runs/{run.run_id}/members/memory/\?line=(\d+)#L\1"', html)
     assert "unresolved-reference" in html
 
 

@@ -1,0 +1,117 @@
+"""Pages at scale (DESIGN §11): the reconciliation page and the member page at 20 records and at
+2,000, 20,000 and 50,000, in process through Django's test client with DEBUG off as in production.
+
+Each size prints the first view's SQL queries, server time (median of 5 after a warm-up request)
+and size, and its time as a ratio to the same page at 20 records measured in the same run (targets:
+≤ 1.5x at 2,000, ≤ 2x at 20,000 and 50,000; < 600 KB; the same query count as at 20).
+`--profile-pages` prints a cProfile of both pages at BENCH_PROFILE_RECORDS (2,000) records instead.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+from bench_common import report
+
+RECONCILE_SIZES = (20, 2000, 20000)
+MEMBER_SIZES = (20, 2000, 20000, 50000)
+
+
+def _client():
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from reviews.audit import Actor
+    from reviews.services import issue_token
+
+    if not get_user_model().objects.filter(username="bench-reviewer").exists():
+        issue_token(name="bench-reviewer", role="reviewer", password="bench-pass-123", actor=Actor.command("bench"))
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="bench-reviewer"))
+    return client
+
+
+def _build(size: int):
+    """A run of `size` memory records (tests/reconcile/page_factories), its member holding real bytes."""
+    from records.models import MemberVersion
+    from tests.reconcile.page_factories import build_reconcile_run, write_member_text
+
+    run, member = build_reconcile_run(records=size, run_id=f"AAS-2026-01-02-pages{size}-01")
+    version = MemberVersion.objects.get(member__run=run, member__role=member, version=1)
+    if version.size < 100:
+        write_member_text(version)
+    return run, member
+
+
+def _measure(client, url: str, **headers) -> tuple[float, int, int]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext, override_settings
+
+    client.get(url, **headers)  # warm: compiled templates, the per-process word-diff cache
+    times = []
+    with override_settings(DEBUG=False):
+        for _ in range(5):
+            start = time.perf_counter()
+            response = client.get(url, **headers)
+            times.append(time.perf_counter() - start)
+    assert response.status_code == 200, (url, response.status_code)
+    with CaptureQueriesContext(connection) as queries:
+        client.get(url, **headers)
+    return statistics.median(times), len(queries), len(response.content)
+
+
+def _page_figures(name: str, sizes, url_of, client, built) -> None:
+    base_time = base_queries = None
+    for size in sizes:
+        run, member = built[size]
+        seconds, queries, size_bytes = _measure(client, url_of(run, member))
+        if base_time is None:
+            base_time, base_queries = seconds, queries
+        target = 1.5 if size <= 2000 else 2.0
+        report(f"{name} at {size} records: server time", seconds * 1000, "ms", "median of 5")
+        report(f"{name} at {size} records: queries · first view", queries, "queries",
+               f"{size_bytes / 1024:.0f} KB (target < 600 KB)"
+               + ("" if size == sizes[0] else f"; {base_queries} at {sizes[0]}: "
+                  + ("same" if queries == base_queries else "NOT the same")))
+        if size != sizes[0]:
+            report(f"{name} at {size} / at {sizes[0]} records", seconds / base_time, "x", f"target <= {target}")
+
+
+def bench_pages():
+    client = _client()
+    built = {size: _build(size) for size in sorted(set(RECONCILE_SIZES) | set(MEMBER_SIZES))}
+    _page_figures("reconciliation page", RECONCILE_SIZES,
+                  lambda run, member: f"/runs/{run.run_id}/reconcile/?member={member}", client, built)
+    run, member = built[2000]
+    seconds, queries, size_bytes = _measure(client, f"/runs/{run.run_id}/reconcile/?member={member}&offset=60",
+                                            HTTP_HX_REQUEST="true")
+    report("reconciliation page at 2000 records: next rows (htmx)", seconds * 1000, "ms",
+           f"{size_bytes / 1024:.0f} KB, {queries} queries")
+    _page_figures("member page", MEMBER_SIZES,
+                  lambda run, member: f"/runs/{run.run_id}/members/{member}/", client, built)
+    run, member = built[MEMBER_SIZES[-1]]
+    seconds, queries, size_bytes = _measure(client, f"/runs/{run.run_id}/members/{member}/?offset=100",
+                                            HTTP_HX_REQUEST="true")
+    report(f"member page at {MEMBER_SIZES[-1]} records: next records (htmx)", seconds * 1000, "ms",
+           f"{size_bytes / 1024:.0f} KB, {queries} queries")
+
+
+def profile_pages():
+    import cProfile
+    import pstats
+
+    import os
+
+    client = _client()
+    size = int(os.environ.get("BENCH_PROFILE_RECORDS", "2000"))  # the largest sizes take minutes to build
+    for url in ("/runs/{run}/members/{member}/", "/runs/{run}/reconcile/?member={member}"):
+        run, member = _build(size)
+        address = url.format(run=run.run_id, member=member)
+        client.get(address)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(3):
+            client.get(address)
+        profiler.disable()
+        print(f"--- {address} ({size} records), 3 requests")
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
