@@ -73,6 +73,9 @@ def profile_uploads(redis_url: str, uploads: int = 200):
         print(f"statements per upload: {len(seen)} (and BEGIN, COMMIT); per whoami: {len(statements(whoami))}")
         for verb, n in Counter(sql.split(None, 1)[0].upper() for sql in seen).most_common():
             print(f"  {verb:<8} {n}")
+        if os.environ.get("BENCH_SQL"):  # each statement, cut to a line: where the count comes from
+            for sql in seen:
+                print("    " + " ".join(sql.split())[:160])
         print(f"CPU per upload: {min(cpu_ms(upload, uploads // 4) for _ in range(3)):.2f} ms; per whoami: "
               f"{min(cpu_ms(whoami, uploads // 4) for _ in range(3)):.2f} ms (this process: Django, not PostgreSQL)")
         profiler = cProfile.Profile()

@@ -221,15 +221,38 @@ def profile_ingest():
                 actor=actor, run_id=f"AAS-2026-01-01-prof-s{path.name[:3]}-{attempt:02d}", system="Bench",
                 title="bench", run_date="2026-01-01", reviewed_boundary="0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f")
     events_before = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+    # Statements by where they run: the upload's transaction, or the (eager) task running at the time.
+    from celery.signals import task_postrun, task_prerun
+
+    phases, by_phase, first_upload = ["upload"], Counter(), []
+
+    def enter(task=None, **_):
+        phases.append(task.name.rsplit(".", 1)[-1])
+
+    def leave(**_):
+        phases.pop()
+
+    def count(execute, sql, params, many, context):
+        by_phase[phases[-1]] += 1
+        if len(first_upload) < 400 and uploads_done[0] == 1:
+            first_upload.append(f"{phases[-1]:<22} " + " ".join(sql.split())[:130])
+        return execute(sql, params, many, context)
+
+    task_prerun.connect(enter, weak=False)
+    task_postrun.connect(leave, weak=False)
+    uploads_done = [0]
     profiler = cProfile.Profile()
-    with CaptureQueriesContext(connection) as queries:
+    with CaptureQueriesContext(connection) as queries, connection.execute_wrapper(count):
         profiler.enable()
         for attempt in range(5):
             for path, data in files:
+                uploads_done[0] += 1
                 with transaction.atomic():
                     ingest_member_report(run=runs[(attempt, path.name)], role=roles[path.name[:3]],
                                          filename=path.name, content=data, actor=actor)
         profiler.disable()
+    task_prerun.disconnect(enter)
+    task_postrun.disconnect(leave)
     uploads = 5 * len(files)
     kinds = Counter()
     for query in queries.captured_queries:
@@ -243,6 +266,13 @@ def profile_ingest():
     print(f"uploads: {uploads}; SQL statements: {len(queries)} ({len(queries) / uploads:.1f} per upload)")
     for verb, n in kinds.most_common():
         print(f"  {verb:<20} {n:>6}")
+    print("per upload, by where they run (upload: the upload's transaction; the others: tasks):")
+    for phase, n in by_phase.most_common():
+        print(f"  {phase:<22} {n / uploads:>6.1f}")
+    if os.environ.get("BENCH_SQL"):
+        print("the first upload's statements (seed 000, a run of its own):")
+        for line in first_upload:
+            print("  " + line)
     actions = Counter(AuditEvent.objects.filter(pk__gt=events_before).values_list("action", flat=True))
     print(f"audit events: {events} ({events / uploads:.1f} per upload): {dict(actions)}")
     stats = pstats.Stats(profiler)
