@@ -98,9 +98,8 @@ def bench_pages():
 
 def profile_pages():
     import cProfile
-    import pstats
-
     import os
+    import pstats
 
     client = _client()
     size = int(os.environ.get("BENCH_PROFILE_RECORDS", "2000"))  # the largest sizes take minutes to build

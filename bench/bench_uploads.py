@@ -2,17 +2,13 @@
 trivial endpoint, and the in-process profile of one upload request."""
 import json
 import os
-import signal
-import statistics
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
 import uuid
 
-
-from bench_common import ROOT, delete_queue, free_port, report, seed_files
+from bench_common import ROOT, delete_queue, report, seed_files
+from bench_server import alternating, gunicorn, load
 
 
 def profile_uploads(redis_url: str, uploads: int = 200):
@@ -99,8 +95,10 @@ def bench_uploads(database_url: str, redis_url: str):
     layout), so a change of the machine's load (other processes share its cores) falls on both; the
     ratio printed is the median of the pairs' ratios. Two layouts: every client uploading to one run
     (each upload waits for the run's row lock, which orders its audit chain) and each client uploading
-    to a run of its own (as agents each uploading their own run's members).
+    to a run of its own (as agents each uploading their own run's members). Both with a connection per
+    request (CONN_MAX_AGE=0, the default) and with persistent connections (CONN_MAX_AGE=60), DESIGN §11.
     """
+    from records.models import MemberVersion
     from reviews.audit import Actor
     from reviews.services import create_run, issue_token
 
@@ -111,109 +109,54 @@ def bench_uploads(database_url: str, redis_url: str):
                        title="uploads", run_date="2026-01-04", reviewed_boundary="0" * 40).run_id
             for n in range(clients + 1)]
     shared_run, own_runs = runs[0], runs[1:]
-    port = free_port()
-    queue = f"aas-bench-{uuid.uuid4().hex[:6]}"
+    seed = next(p for p in seed_files() if p.name.startswith("003")).read_bytes()
+    headers = {"Authorization": f"Token {key}", "Content-Type": "application/json"}
+    counter = iter(range(10**6))
+    lock = threading.Lock()
+    # The JSON body around a varying tail, encoded once: the clients share the server's 2 cores, so
+    # they should not spend them re-encoding 31 KB per request.
+    head = json.dumps({"role": "memory", "content": seed.decode() + "\n<!-- bench "})[:-2].encode()
+    mode = "queued to Redis" if redis_url else "tasks in process"
     workers = os.environ.get("BENCH_WORKERS", "4")
-    # Served as in production: DEBUG off (Django's debug cursor records and formats every query,
-    # which weighs on the 11-query upload far more than on the 3-query trivial endpoint).
-    env = dict(os.environ, DATABASE_URL=database_url, DEBUG="0", CELERY_QUEUE=queue,
-               SECRET_KEY="bench-" + uuid.uuid4().hex, ALLOWED_HOSTS="127.0.0.1,localhost",
-               SECURE_SSL_REDIRECT="0",  # loopback: in production a proxy terminates TLS
-               API_THROTTLE_RATE="1000000/minute",  # 8 clients on one token measure the server, not the throttle
-               PYTHONWARNINGS="ignore:No directory at")  # whitenoise: no collectstatic for an API benchmark
-    if redis_url:
-        env["REDIS_URL"] = redis_url
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "--workers", workers, "--bind", f"127.0.0.1:{port}",
-         "--log-level", "warning"], cwd=ROOT, env=env, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(base + "/healthz", timeout=2)
-                break
-            except Exception:  # noqa: BLE001 — still starting
-                time.sleep(0.2)
-        seed = next(p for p in seed_files() if p.name.startswith("003")).read_bytes()
-        headers = {"Authorization": f"Token {key}", "Content-Type": "application/json"}
-        counter = iter(range(10**6))
-        lock = threading.Lock()
-        # The JSON body around a varying tail, encoded once: the clients share the server's 2 cores, so
-        # they should not spend them re-encoding 31 KB per request.
-        head = json.dumps({"role": "memory", "content": seed.decode() + "\n<!-- bench "})[:-2].encode()
+    created = 0
+    for max_age, target in (("0", 0.5), ("60", 0.3)):
+        with gunicorn(database_url, redis_url, env={"CONN_MAX_AGE": max_age}) as base:
+            def upload_to(run_of):
+                def send(client):
+                    with lock:
+                        n = next(counter)
+                    # Distinct bytes each time so every request stores a new version.
+                    body = head + f' {n} -->\\n"}}'.encode()
+                    request = urllib.request.Request(f"{base}/api/runs/{run_of(client)}/members/", data=body,
+                                                     headers=headers, method="POST")
+                    with urllib.request.urlopen(request, timeout=60) as response:
+                        assert response.status == 201, response.status
+                return send
 
-        def upload_to(run_of):
-            def upload(client):
-                with lock:
-                    n = next(counter)
-                # Distinct bytes each time so every request stores a new version.
-                body = head + f' {n} -->\\n"}}'.encode()
-                request = urllib.request.Request(f"{base}/api/runs/{run_of(client)}/members/", data=body,
-                                                 headers=headers, method="POST")
+            def trivial(client):
+                request = urllib.request.Request(f"{base}/api/whoami/", headers=headers)
                 with urllib.request.urlopen(request, timeout=60) as response:
-                    assert response.status == 201, response.status
-            return upload
+                    response.read()
 
-        def trivial(client):
-            request = urllib.request.Request(f"{base}/api/whoami/", headers=headers)
-            with urllib.request.urlopen(request, timeout=60) as response:
-                response.read()
-
-        def throughput(fn, seconds):
-            done, errors = [0], [0]
-            stop = time.perf_counter() + seconds
-
-            def loop(client):
-                while time.perf_counter() < stop:
-                    try:
-                        fn(client)
-                        with lock:
-                            done[0] += 1
-                    except Exception as error:  # noqa: BLE001 — counted, not hidden
-                        with lock:
-                            errors[0] += 1
-                            if errors[0] == 1:
-                                print(f"  first error: {type(error).__name__}: {error}", file=sys.stderr)
-            threads = [threading.Thread(target=loop, args=(c,)) for c in range(clients)]
-            start = time.perf_counter()
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            return done[0] / (time.perf_counter() - start), errors[0], done[0]
-
-        layouts = [("one run", upload_to(lambda client: shared_run)),
-                   ("a run per client", upload_to(lambda client: own_runs[client]))]
-        # Warm every gunicorn worker on both endpoints first (imports, first connections), then measure.
-        created = 0
-        for _, upload in layouts:
-            created += throughput(upload, 1.0)[2]
-        throughput(trivial, 1.0)
-        mode = "queued to Redis" if redis_url else "tasks in process"
-        for name, upload in layouts:
-            up_rates, base_rates, ratios, errors = [], [], [], [0, 0]
-            for _ in range(3):
-                rate, failed, done = throughput(upload, 2.0)
-                created += done
-                errors[0] += failed
-                trivial_rate, failed, _ = throughput(trivial, 2.0)
-                errors[1] += failed
-                up_rates.append(rate)
-                base_rates.append(trivial_rate)
-                ratios.append(rate / trivial_rate if trivial_rate else 0.0)
-            report(f"uploads/s, {clients} clients, {name}", statistics.median(up_rates), "req/s",
-                   f"{mode}, {errors[0]} errors; windows: {', '.join(f'{r:.0f}' for r in up_rates)}")
-            report(f"GET /api/whoami/ per s, {clients} clients, alternating", statistics.median(base_rates), "req/s",
-                   f"{errors[1]} errors; windows: {', '.join(f'{r:.0f}' for r in base_rates)}")
-            report(f"ratio uploads / trivial endpoint, {name}", statistics.median(ratios), "x",
-                   f"target >= 0.5; median of pairs {', '.join(f'{r:.2f}' for r in ratios)}; {workers} workers")
-        from records.models import MemberVersion
-
-        stored = MemberVersion.objects.filter(member__run__run_id__in=runs).count()
-        report("uploads answered 201 / versions stored", f"{created}/{stored}", "",
-               "MISMATCH" if stored != created else ("nothing lost" if created else "NO UPLOAD SUCCEEDED"))
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(20)
-        if redis_url:
-            delete_queue(queue)
+            layouts = [("one run", upload_to(lambda client: shared_run)),
+                       ("a run per client", upload_to(lambda client: own_runs[client]))]
+            # Warm every gunicorn worker on both endpoints first (imports, first connections), then measure.
+            for _, upload in layouts:
+                created += load(upload, 1.0, clients)["done"]
+            load(trivial, 1.0, clients)
+            for name, upload in layouts:
+                got = alternating(upload, trivial, clients=clients)
+                created += got["done"]
+                where = f"{name}, CONN_MAX_AGE={max_age}"
+                report(f"uploads/s, {clients} clients, {where}", got["rate"], "req/s",
+                       f"{mode}, {got['errors']} errors; windows: "
+                       + ", ".join(f"{w['rate']:.0f}" for w in got["ours"]))
+                report(f"GET /api/whoami/ per s, {clients} clients, alternating", got["baseline_rate"], "req/s",
+                       f"{got['baseline_errors']} errors; windows: "
+                       + ", ".join(f"{w['rate']:.0f}" for w in got["theirs"]))
+                report(f"ratio uploads / trivial endpoint, {where}", got["ratio"], "x",
+                       f"target >= {target}; median of pairs {', '.join(f'{r:.2f}' for r in got['ratios'])}; "
+                       f"{workers} workers")
+    stored = MemberVersion.objects.filter(member__run__run_id__in=runs).count()
+    report("uploads answered 201 / versions stored", f"{created}/{stored}", "",
+           "MISMATCH" if stored != created else ("nothing lost" if created else "NO UPLOAD SUCCEEDED"))

@@ -18,7 +18,9 @@ Parts (run all, or name some: `bench/benchmark.py ingest latency`):
   starts (and stops) on a queue of its own;
 - uploads: gunicorn (4 workers, BENCH_WORKERS) on this database, 8 client
   threads uploading (to one run, then a run per client) in 2-second windows
-  alternating with GET /api/whoami/; then the stored versions are counted.
+  alternating with GET /api/whoami/; then the stored versions are counted; with CONN_MAX_AGE 0 and 60;
+- reads: 16 readers on the four pages of §11 against GET /api/whoami/ (bench/bench_load.py);
+- slow: connections sending their bodies byte by byte, under sync and gevent workers (bench/bench_load.py).
 
 `--profile-ingest` prints the ingest's cProfile, SQL statements and audit events; `--profile-uploads`
 prints the upload request's (in process, through Django's test client, DEBUG off, queued to Redis on a
@@ -40,6 +42,7 @@ import uuid
 
 
 from bench_common import ROOT, delete_queue, prepare_database, redis_answers, report, seed_files
+from bench_load import bench_reads, bench_slow_clients
 from bench_pages import bench_pages, profile_pages
 from bench_uploads import bench_uploads, profile_uploads
 
@@ -78,7 +81,8 @@ def main():
             profile_pages()
             return
         # `bench/benchmark.py latency uploads` runs only those parts; no argument runs every part.
-        wanted = {arg for arg in sys.argv[1:] if not arg.startswith("-")} or {"ingest", "page", "latency", "uploads"}
+        wanted = ({arg for arg in sys.argv[1:] if not arg.startswith("-")}
+                  or {"ingest", "page", "latency", "uploads", "reads", "slow"})
         if "ingest" in wanted:
             bench_ingest()
         if "page" in wanted:
@@ -87,6 +91,10 @@ def main():
             bench_latency(database_url, redis_url)
         if "uploads" in wanted:
             bench_uploads(database_url, redis_url)
+        if "reads" in wanted:
+            bench_reads(database_url, redis_url)
+        if "slow" in wanted:
+            bench_slow_clients(database_url, redis_url)
     finally:
         from django.db import connections
 
@@ -108,7 +116,6 @@ def bench_ingest():
     kb = sum(len(data) for _, data in files) / 1024
     roles = {"000": "result", "001": "workflow", "002": "memory", "003": "memory"}
     actor = Actor.command("bench")
-    from django.db import transaction
 
     import reconcile.services as reconcile_services
 
@@ -169,10 +176,10 @@ def bench_ingest():
                 sync_time[0] = shares["parse"][0] = shares["validate"][0] = 0.0
                 start = time.perf_counter()
                 for run, (path, data) in zip(runs, files):
-                    with transaction.atomic():
-                        ingest_member_report(run=run, role=roles[path.name[:3]], filename=path.name, content=data,
-                                             actor=actor)
-                    # on_commit ran the parse, validation and sync tasks in process
+                    # Its own transaction, as the upload request runs it (no savepoint inside another);
+                    # on_commit runs the parse, validation and sync tasks in process.
+                    ingest_member_report(run=run, role=roles[path.name[:3]], filename=path.name, content=data,
+                                         actor=actor)
                 timings.append(time.perf_counter() - start)
                 syncs.append(sync_time[0])
                 parses.append(shares["parse"][0])
@@ -203,7 +210,7 @@ def profile_ingest():
     import pstats
     from collections import Counter
 
-    from django.db import connection, transaction
+    from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     from records.services import ingest_member_report
@@ -247,9 +254,8 @@ def profile_ingest():
         for attempt in range(5):
             for path, data in files:
                 uploads_done[0] += 1
-                with transaction.atomic():
-                    ingest_member_report(run=runs[(attempt, path.name)], role=roles[path.name[:3]],
-                                         filename=path.name, content=data, actor=actor)
+                ingest_member_report(run=runs[(attempt, path.name)], role=roles[path.name[:3]],
+                                     filename=path.name, content=data, actor=actor)
         profiler.disable()
     task_prerun.disconnect(enter)
     task_postrun.disconnect(leave)
