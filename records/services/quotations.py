@@ -113,9 +113,11 @@ def _check(*, run: Run, versions: Sequence[MemberVersion],
     for version, results in zip(versions, per_member):
         rows += _rows(run, version, snapshot, results)
     existing = QuotationCheck.objects.filter(run=run)
-    if _signature(existing) == _signature(rows):
+    before = _signature(existing)
+    if before == _signature(rows):
         return quote_findings, None
-    existing.delete()
+    if before:  # a run's first validation has none to drop: one statement fewer per first upload
+        existing.delete()
     QuotationCheck.objects.bulk_create(rows, batch_size=500)
     change = {"snapshot_sha256": snapshot.archive_sha256 if snapshot else None,
               "quotations": quotes.totals([r.status for r in rows if r.kind == QuotationCheck.Kind.QUOTATION]),
