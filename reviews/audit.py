@@ -268,17 +268,25 @@ def record_event(
     object_id: str | int,
     before: Any = None,
     after: Any = None,
+    head_known: bool = False,
 ) -> AuditEvent:
     """Append one event to the run's chain, and move the run's chain head to it, in the caller's transaction.
 
     before/after are made plain JSON first (see the module docstring); the
-    event's hash covers them as stored.
+    event's hash covers them as stored. `head_known`: the caller took `run` from
+    lock_run in this transaction and no event of the run has been written since,
+    so its audit_head fields are the chain's head and need not be read again (the
+    upload and the parse, issue 23 item 7); were they not, the (run, seq)
+    constraint refuses the event rather than fork the chain.
     """
     # Inside the caller's transaction no savepoint of its own: an event that cannot be written must
     # roll back the change it records, and two fewer statements per event matter on the upload path.
     with transaction.atomic(savepoint=False):
         confirm_token(actor)
-        last = _chain_head(run)
+        if head_known and run is not None:
+            last = (run.audit_head_seq, run.audit_head_hash) if run.audit_head_seq else None
+        else:
+            last = _chain_head(run)
         seq, prev_hash = (last[0] + 1, last[1]) if last else (1, GENESIS)
         event = AuditEvent(
             run=run,

@@ -157,7 +157,8 @@ def _parse_claimed(*, version_pk: int, now: datetime, actor: Actor) -> MemberVer
             setattr(version, field, value)
         record_event(run=run, actor=actor, action="member.parsed", object_type="member_version",
                      object_id=version_label(version.member.role, version.version),
-                     after={"counts": version.counts, "sha256": version.sha256, "generation": version.generation})
+                     after={"counts": version.counts, "sha256": version.sha256, "generation": version.generation},
+                     head_known=True)  # `run` is lock_run's, above, and nothing since wrote an event
         _validate_after_parse(run, actor=actor)
     return version
 

@@ -84,7 +84,7 @@ def ingest_member_report(
             if move:
                 after["run_status"] = move
         record_event(run=locked_run, actor=actor, action=action, object_type="member_version",
-                     object_id=version_label(role, version.version), after=after)
+                     object_id=version_label(role, version.version), after=after, head_known=True)
     if isinstance(run, Run):
         run.status, run.status_reason, run.failed_from = (locked_run.status, locked_run.status_reason,
                                                           locked_run.failed_from)
