@@ -223,17 +223,22 @@ def _advance_head(run: Run, event: AuditEvent) -> None:
     run.audit_head_seq, run.audit_head_hash = event.seq, event.hash
 
 
-def _insert_at_head(run: Run, event: AuditEvent) -> None:
-    """Insert `event` and move the run's chain head to it in one statement (a data-modifying CTE): every
-    service writes at least one event, and the upload's ingest writes three (issue 23 item 7)."""
+def _insert_at_head(run: Run, event: AuditEvent, run_fields=()) -> None:
+    """Insert `event` and move the run's chain head to it (saving `run_fields` of `run` too) in one
+    statement, a data-modifying CTE: every service writes at least one event, and the upload's ingest
+    writes three (issue 23 item 7)."""
     query = InsertQuery(AuditEvent)
     query.insert_values([f for f in AuditEvent._meta.local_concrete_fields if not f.primary_key], [event])
     [(insert, params)] = query.get_compiler(connection=connection).as_sql()
     pk = AuditEvent._meta.pk.column
+    fields = [Run._meta.get_field(name) for name in run_fields]
+    sets = "".join(f', "{f.column}" = %s' for f in fields)
+    values = [f.get_db_prep_save(f.pre_save(run, False), connection) for f in fields]
     with connection.cursor() as cursor:
         cursor.execute(f'WITH "event" AS ({insert} RETURNING "{pk}") UPDATE "{Run._meta.db_table}" '
-                       f'SET "audit_head_seq" = %s, "audit_head_hash" = %s WHERE "id" = %s '
-                       f'RETURNING (SELECT "{pk}" FROM "event")', [*params, event.seq, event.hash, run.pk])
+                       f'SET "audit_head_seq" = %s, "audit_head_hash" = %s{sets} WHERE "id" = %s '
+                       f'RETURNING (SELECT "{pk}" FROM "event")',
+                       [*params, event.seq, event.hash, *values, run.pk])
         event.pk = cursor.fetchone()[0]
     event._state.adding, event._state.db = False, connection.alias
     run.audit_head_seq, run.audit_head_hash = event.seq, event.hash
@@ -269,6 +274,7 @@ def record_event(
     before: Any = None,
     after: Any = None,
     head_known: bool = False,
+    run_fields: tuple[str, ...] | list[str] = (),
 ) -> AuditEvent:
     """Append one event to the run's chain, and move the run's chain head to it, in the caller's transaction.
 
@@ -277,7 +283,9 @@ def record_event(
     lock_run in this transaction and no event of the run has been written since,
     so its audit_head fields are the chain's head and need not be read again (the
     upload and the parse, issue 23 item 7); were they not, the (run, seq)
-    constraint refuses the event rather than fork the chain.
+    constraint refuses the event rather than fork the chain. `run_fields`: fields
+    of `run` the caller changed and would save just before the event, saved by
+    the same statement that moves the head instead (its status, say).
     """
     # Inside the caller's transaction no savepoint of its own: an event that cannot be written must
     # roll back the change it records, and two fewer statements per event matter on the upload path.
@@ -302,8 +310,10 @@ def record_event(
         )
         event.hash = event_hash(prev_hash, chain_payload(event))
         if run is not None and connection.vendor == "postgresql":
-            _insert_at_head(run, event)
+            _insert_at_head(run, event, run_fields)
         else:
+            if run is not None and run_fields:
+                run.save(update_fields=list(run_fields))
             event.save(force_insert=True)
             if run is not None:
                 _advance_head(run, event)

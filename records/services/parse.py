@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -20,7 +20,7 @@ from .. import parsed as parse_cache
 from ..document import ParsedReport
 from ..ids import parse_id
 from ..limits import overlong_id
-from ..models import IntegrationIssue, MemberVersion, Record, ValidationRequest
+from ..models import IntegrationIssue, MemberReport, MemberVersion, Record, ValidationRequest
 from ..parsing import parse_report_strict
 from .current import version_label
 from .validate import request_validation, validate_locked
@@ -100,24 +100,48 @@ def parse_member_version(*, version_pk: int, actor: Actor, reclaim: datetime | N
     """
     now = timezone.now()
     stale = now - timedelta(seconds=settings.PIPELINE_STUCK_AFTER_SECONDS)
-    claimed = (
-        MemberVersion.objects.filter(pk=version_pk)
-        .filter(Q(status=MemberVersion.Status.RECEIVED) | Q(status=MemberVersion.Status.PARSING, claimed_at__lt=stale)
-                | (Q(status=MemberVersion.Status.PARSING, claimed_at=reclaim) if reclaim else Q(pk__in=[])))
-        .update(status=MemberVersion.Status.PARSING, claimed_at=now, attempts=F("attempts") + 1)
-    )
-    if not claimed:
+    version = _claim(version_pk=version_pk, now=now, stale=stale, reclaim=reclaim)
+    if version is None:
         return None
     try:
-        return _parse_claimed(version_pk=version_pk, now=now, actor=actor)
+        return _parse_claimed(version=version, now=now, actor=actor)
     except (OperationalError, InterfaceError) as error:
         error.claimed_at = now
         raise
 
 
-def _parse_claimed(*, version_pk: int, now: datetime, actor: Actor) -> MemberVersion | None:
+def _claim(*, version_pk: int, now: datetime, stale: datetime, reclaim: datetime | None) -> MemberVersion | None:
+    """Claim the version (received, or parsing under a stale claim or the `reclaim` one) with a conditional
+    UPDATE; the claimed version (its `parsed` deferred) with its member and run, or None. On PostgreSQL the
+    UPDATE returns the version and its member's role and run (issue 23 item 7: statements per upload)."""
+    claimable = (Q(status=MemberVersion.Status.RECEIVED) | Q(status=MemberVersion.Status.PARSING, claimed_at__lt=stale)
+                 | (Q(status=MemberVersion.Status.PARSING, claimed_at=reclaim) if reclaim else Q(pk__in=[])))
+    if connection.vendor != "postgresql":
+        claimed = MemberVersion.objects.filter(claimable, pk=version_pk).update(
+            status=MemberVersion.Status.PARSING, claimed_at=now, attempts=F("attempts") + 1)
+        return MemberVersion.objects.select_related("member__run").defer("parsed").get(pk=version_pk) \
+            if claimed else None
+    table, members = MemberVersion._meta.db_table, MemberReport._meta.db_table
+    columns = ", ".join(f'v."{f.column}"' for f in MemberVersion._meta.concrete_fields if f.name != "parsed")
+    sql = (f'UPDATE "{table}" AS v SET "status" = %s, "claimed_at" = %s, "attempts" = v."attempts" + 1 '
+           f'FROM "{members}" AS m WHERE m."id" = v."member_id" AND v."id" = %s AND (v."status" = %s '
+           f'OR (v."status" = %s AND v."claimed_at" < %s) OR (v."status" = %s AND v."claimed_at" = %s)) '
+           f'RETURNING {columns}, m."role" AS "member_role", m."run_id" AS "member_run_id"')
+    parsing = MemberVersion.Status.PARSING
+    rows = list(MemberVersion.objects.raw(sql, [parsing, now, version_pk, MemberVersion.Status.RECEIVED, parsing,
+                                                stale, parsing, reclaim]))
+    if not rows:
+        return None
+    version = rows[0]
+    # The run as lock_run and the rows need it (its pk): lock_run reads it whole, under its lock.
+    version.member = MemberReport(pk=version.member_id, role=version.member_role,
+                                  run=Run(pk=version.member_run_id))
+    return version
+
+
+def _parse_claimed(*, version: MemberVersion, now: datetime, actor: Actor) -> MemberVersion | None:
     """The parse of a version this worker has just claimed (at `now`)."""
-    version = MemberVersion.objects.select_related("member__run").defer("parsed").get(pk=version_pk)
+    version_pk = version.pk
     content = bytes(version.content)
     actual = archives.sha256_hex(content)
     if actual != version.sha256:
@@ -133,6 +157,30 @@ def _parse_claimed(*, version_pk: int, now: datetime, actor: Actor) -> MemberVer
     if (problem := overlong_id(report)) is not None:  # refused whole rather than failing in the database
         return _fail_version(version=version, claimed_at=now, actor=actor, reason=problem)
     parse_cache.remember(version.sha256, report, len(content))  # validation, sync and finalization read this parse again
+    try:
+        return _commit_parse(version=version, report=report, now=now, actor=actor, validate=True)
+    except _ValidationFailed:
+        # Validation itself failed (a bug, not bad content) and took the transaction with it: the parse
+        # commits alone, and the run's validation is queued as its own task.
+        logger.exception("validation after the parse failed on run %s; queued apart", version.member.run_id)
+        return _commit_parse(version=version, report=report, now=now, actor=actor, validate=False)
+
+
+class _ValidationFailed(Exception):
+    """The run's validation failed inside the parse's transaction (see _commit_parse)."""
+
+
+def _commit_parse(*, version: MemberVersion, report: ParsedReport, now: datetime, actor: Actor,
+                  validate: bool) -> MemberVersion | None:
+    """Write the parse of `version` (claimed at `now`) under the run's lock; then, with `validate`, validate
+    the run in the same transaction once no current member waits for a parse.
+
+    The last parse of a burst validates the run's latest state; earlier ones find a member still waiting
+    and leave it to that one. A pending request (from a snapshot upload, say) is claimed too, so its task
+    finds nothing to do. No savepoint around the validation (two statements per upload, issue 23 item 7):
+    a validation that raises rolls everything back as _ValidationFailed, and the caller commits the
+    parse again without it (`validate=False`), queueing the validation apart.
+    """
     run = version.member.run
     records, issues = _rows(run, version, report)
     outcome = {"counts": report.counts(), "front_matter": json_safe(report.front_matter),
@@ -142,7 +190,7 @@ def _parse_claimed(*, version_pk: int, now: datetime, actor: Actor) -> MemberVer
     with transaction.atomic():
         run = lock_run(run)  # always the run first: one lock order for every writer of this run
         # Written only while this parse's claim still holds (the UPDATE locks the row and re-checks it).
-        claim_holds = MemberVersion.objects.filter(pk=version_pk, status=MemberVersion.Status.PARSING,
+        claim_holds = MemberVersion.objects.filter(pk=version.pk, status=MemberVersion.Status.PARSING,
                                                    claimed_at=now).update(**outcome)
         if not claim_holds:
             return None  # a later claim took the work over
@@ -159,26 +207,15 @@ def _parse_claimed(*, version_pk: int, now: datetime, actor: Actor) -> MemberVer
                      object_id=version_label(version.member.role, version.version),
                      after={"counts": version.counts, "sha256": version.sha256, "generation": version.generation},
                      head_known=True)  # `run` is lock_run's, above, and nothing since wrote an event
-        _validate_after_parse(run, actor=actor)
+        if not validate:
+            request_validation(run)
+        else:
+            try:
+                if validate_locked(run, actor=actor) is not None:  # None: a member still waits for its parse
+                    ValidationRequest.objects.filter(run=run).delete()  # what a pending request asked is done
+            except Exception as error:  # noqa: BLE001 — the caller logs it and commits the parse alone
+                raise _ValidationFailed() from error
     return version
-
-
-def _validate_after_parse(run: Run, *, actor: Actor) -> None:
-    """Validate the run in the parse's own transaction (its lock held) once no current member waits for a parse.
-
-    The last parse of a burst validates the run's latest state; earlier ones find
-    a member still waiting and leave it to that one. A pending request (from a
-    snapshot upload, say) is claimed too, so its task finds nothing to do. If
-    validation itself fails (a bug, not bad content), the parse still commits and
-    the run's validation is queued as its own task instead.
-    """
-    try:
-        with transaction.atomic():  # a savepoint: a failing validation must not take the parse with it
-            if validate_locked(run, actor=actor) is not None:  # None: a member still waits for its parse
-                ValidationRequest.objects.filter(run=run).delete()  # what a pending request asked is done
-    except Exception:  # noqa: BLE001 — logged; validate_run retries it apart and records its outcome
-        logger.exception("validation after the parse failed on run %s; queued apart", run.run_id)
-        request_validation(run)
 
 
 def _fail_version(*, version: MemberVersion, claimed_at, actor: Actor, reason: str) -> MemberVersion | None:

@@ -79,12 +79,13 @@ def ingest_member_report(
         answered = ANSWERS.apply(plan, version=version)
         if answered:
             after["answered"] = answered
-        if queued:
-            move = _start_validating(locked_run, reason=f"{role} v{version.version} uploaded")
-            if move:
-                after["run_status"] = move
+        move = _start_validating(locked_run, reason=f"{role} v{version.version} uploaded") if queued else None
+        if move:
+            after["run_status"] = move
+        # The run's move is saved by the statement that writes its event.
         record_event(run=locked_run, actor=actor, action=action, object_type="member_version",
-                     object_id=version_label(role, version.version), after=after, head_known=True)
+                     object_id=version_label(role, version.version), after=after, head_known=True,
+                     run_fields=Run.STATUS_FIELDS if move else ())
     if isinstance(run, Run):
         run.status, run.status_reason, run.failed_from = (locked_run.status, locked_run.status_reason,
                                                           locked_run.failed_from)
@@ -118,11 +119,11 @@ def _current_version(member: MemberReport) -> MemberVersion:
 
 
 def _start_validating(run: Run, *, reason: str) -> dict | None:
-    """Move the locked run to validating when it is open, in review or failed; the move, for the upload's event."""
+    """Move the locked run to validating when it is open, in review or failed; the move, for the upload's event
+    (which saves it: record_event's run_fields)."""
     if run.status not in (Run.Status.OPEN, Run.Status.IN_REVIEW, Run.Status.FAILED):
         return None
     old = run.transition_to(Run.Status.VALIDATING, reason=reason)
-    run.save(update_fields=Run.STATUS_FIELDS)
     return {"before": old, "after": Run.Status.VALIDATING, "reason": reason}
 
 

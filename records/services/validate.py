@@ -118,7 +118,6 @@ def validate_locked(locked_run: Run, *, actor: Actor) -> ValidationReport | None
                 "reason": ""}
     if move:
         fields += Run.STATUS_FIELDS
-    locked_run.save(update_fields=fields)
     MemberVersion.objects.filter(pk__in=[v.pk for v in usable], status=MemberVersion.Status.PARSED).update(
         status=MemberVersion.Status.VALIDATED)
     after = {"errors": report.errors, "warnings": report.warnings, "manifest_sha256": digest,
@@ -127,8 +126,9 @@ def validate_locked(locked_run: Run, *, actor: Actor) -> ValidationReport | None
         after["run_status"] = move
     if quotations is not None:  # the quotation check's rows changed: its snapshot and totals per status
         after["quotations"] = quotations
+    # The run's manifest and move are saved by the statement that writes its event.
     record_event(run=locked_run, actor=actor, action="run.validated", object_type="run",
-                 object_id=locked_run.run_id, after=after)
+                 object_id=locked_run.run_id, after=after, run_fields=fields)
     RUN_VALIDATED.after_commit(locked_run.pk)
     return report
 
@@ -136,24 +136,42 @@ def validate_locked(locked_run: Run, *, actor: Actor) -> ValidationReport | None
 def _store_findings(run: Run, versions, digest: str, found) -> ValidationReport:
     """The report on this manifest with exactly these findings (a rerun replaces them)."""
     errors = sum(1 for f in found if f.severity == Finding.Severity.ERROR)
-    # The caller holds the run's lock, so nobody else creates this report meanwhile: a read and an insert,
-    # without get_or_create's savepoint.
-    report = ValidationReport.objects.filter(run=run, manifest_sha256=digest).first()
-    created = report is None
-    if created:
-        report = ValidationReport.objects.create(run=run, manifest_sha256=digest, errors=errors,
-                                                 warnings=len(found) - errors)
+    report, created = _report_on(run, digest, errors=errors, warnings=len(found) - errors)
     by_role = {v.member.role: v for v in versions}
     if not created:
         report.findings.all().delete()
-        report.errors, report.warnings = errors, len(found) - errors
-        report.save(update_fields=["errors", "warnings"])
     Finding.objects.bulk_create([
         Finding(report=report, member_version=by_role.get(f.member), member=f.member[:40], code=f.code[:80],
                 severity=f.severity, record_id=f.record_id[:120], line=max(f.line, 0), message=f.message)
         for f in found
     ])
     return report
+
+
+def _report_on(run: Run, digest: str, *, errors: int, warnings: int) -> tuple[ValidationReport, bool]:
+    """The run's report on `digest` with these totals, and whether it is new. The caller holds the run's
+    lock, so nobody else creates it meanwhile; on PostgreSQL one upsert (issue 23 item 7: statements per
+    upload), elsewhere a read and an insert or update."""
+    if connection.vendor != "postgresql":
+        report = ValidationReport.objects.filter(run=run, manifest_sha256=digest).first()
+        if report is None:
+            return ValidationReport.objects.create(run=run, manifest_sha256=digest, errors=errors,
+                                                   warnings=warnings), True
+        report.errors, report.warnings = errors, warnings
+        report.save(update_fields=["errors", "warnings"])
+        return report, False
+    table = ValidationReport._meta.db_table
+    with connection.cursor() as cursor:
+        # xmax is 0 on a row this statement inserted, and set on one it updated.
+        cursor.execute(f'INSERT INTO "{table}" ("run_id", "manifest_sha256", "errors", "warnings", "created_at") '
+                       'VALUES (%s, %s, %s, %s, %s) ON CONFLICT ("run_id", "manifest_sha256") DO UPDATE '
+                       'SET "errors" = EXCLUDED."errors", "warnings" = EXCLUDED."warnings" '
+                       'RETURNING "id", "created_at", (xmax = 0)', [run.pk, digest, errors, warnings, timezone.now()])
+        pk, created_at, created = cursor.fetchone()
+    report = ValidationReport(pk=pk, run=run, manifest_sha256=digest, errors=errors, warnings=warnings,
+                              created_at=created_at)
+    report._state.adding, report._state.db = False, connection.alias
+    return report, created
 
 
 def latest_validation(run: Run) -> ValidationReport | None:
