@@ -3,10 +3,12 @@ import hashlib
 import re
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from records import services
-from records.models import MemberVersion
+from records.models import Finding, MemberVersion
 from reviews.audit import Actor
 from tests.conftest import seed_bytes
 
@@ -155,3 +157,20 @@ def test_it_renders_labels_and_finding_messages_isolated_so_a_control_cannot_reo
     html = browser.get(f"/runs/{run.run_id}/members/memory/").content.decode()
     assert "<bdi>\u202e" in html
     assert "<bdi>MEM-OBJ-document-content</bdi>" in html
+
+
+@pytest.mark.django_db
+def test_the_run_page_reads_its_findings_in_one_query_however_many_there_are(browser, run_factory,
+                                                                            django_capture_on_commit_callbacks):
+    few, many = run_factory(), run_factory()
+    ingest(few, "result", seed_bytes("000"), django_capture_on_commit_callbacks)
+    ingest(many, "memory", seed_bytes("002"), django_capture_on_commit_callbacks)
+    counts = []
+    for run in (few, many):
+        browser.get(f"/runs/{run.run_id}/")
+        with CaptureQueriesContext(connection) as queries:
+            assert browser.get(f"/runs/{run.run_id}/").status_code == 200
+        counts.append(len(queries))
+    assert Finding.objects.filter(report__run=many).count() > Finding.objects.filter(report__run=few).count() + 20
+    # Each finding's report was read back one query at a time (issue 23: 102 queries on the seed run's page).
+    assert counts[0] == counts[1], counts
