@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -383,9 +384,18 @@ def bench_latency(database_url: str, redis_url: str):
         return
     from config.celery import app
 
+    import tempfile
+    from pathlib import Path
+
+    from results.signing import ensure_key
+
     queue = f"aas-bench-worker-{uuid.uuid4().hex[:6]}"
     name = f"{queue}@%h"
-    env = dict(os.environ, DATABASE_URL=database_url, REDIS_URL=redis_url, CELERY_QUEUE=queue, DEBUG="1")
+    # The worker signs the final result: a key of the bench's own, as `make run` makes one (signing_key ensure).
+    keys = Path(tempfile.mkdtemp(prefix="aas-bench-keys-"))
+    ensure_key(keys / "ed25519.pem", keys / "public")
+    env = dict(os.environ, DATABASE_URL=database_url, REDIS_URL=redis_url, CELERY_QUEUE=queue, DEBUG="1",
+               SIGNING_KEY_PATH=str(keys / "ed25519.pem"), SIGNING_PUBLIC_KEYS_DIR=str(keys / "public"))
     # One worker process (prefork, one child), as `make run` starts; its log goes to var/bench-worker.log.
     (ROOT / "var").mkdir(exist_ok=True)
     log = open(ROOT / "var" / "bench-worker.log", "wb")
@@ -413,6 +423,7 @@ def bench_latency(database_url: str, redis_url: str):
             os.killpg(worker.pid, signal.SIGKILL)
         log.close()
         delete_queue(queue)
+        shutil.rmtree(keys, ignore_errors=True)
 
 
 def upload_to_validated(data: bytes, *, role: str, run_id: str, label: str, target_ms: float | None = None):

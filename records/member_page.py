@@ -1,7 +1,7 @@
 """The member page's records and text, a page at a time (DESIGN §5, §11): what one request reads does
 not grow with the report. Records arrive in document order, MEMBER_PAGE_RECORDS at a time (the rest as
 the reviewer scrolls, or by a plain link), found by their ordinal (the (version, ordinal) constraint's
-index); the counts per kind come from one aggregate query; the full text shows its first
+index); the counts per kind are kept by the parse (`kind_counts`); the full text shows its first
 FULL_TEXT_BYTES, or, for a link to a line (`?line=N`), the lines around that line."""
 from __future__ import annotations
 
@@ -41,8 +41,25 @@ def numbered(text: str, first: int) -> list[tuple[int, str]]:
     return [(first + i, line) for i, line in enumerate(text.splitlines())]
 
 
+def count_kinds(records) -> list[list]:
+    """[[record type, kind, how many, first ordinal], …] of `records` (any objects with record_type, kind
+    and ordinal), in the order their kinds first appear: what the parse keeps as `kind_counts`."""
+    found: dict[tuple[str, str], list] = {}
+    for record in records:
+        key = (record.record_type, record.kind)
+        if key in found:
+            found[key][2] += 1
+            found[key][3] = min(found[key][3], record.ordinal)
+        else:
+            found[key] = [record.record_type, record.kind, 1, record.ordinal]
+    return list(found.values())
+
+
 def kind_totals(version: MemberVersion) -> dict[tuple[str, str], dict]:
-    """{(record type, kind): {"n", "first"}}: one aggregate query, the page's counters per kind."""
+    """{(record type, kind): {"n", "first"}}: the page's counters per kind, as the parse kept them
+    (`kind_counts`), or from one aggregate query for a version parsed before they were kept."""
+    if version.kind_counts is not None:
+        return {(kind_type, kind): {"n": n, "first": first} for kind_type, kind, n, first in version.kind_counts}
     rows = (Record.objects.filter(member_version=version).values("record_type", "kind")
             .annotate(n=Count("id"), first=Min("ordinal")).order_by())
     return {(row["record_type"], row["kind"]): row for row in rows}

@@ -78,6 +78,9 @@ class MemberVersion(models.Model):
     doc_type = models.CharField(max_length=200, blank=True)
     generation = models.CharField(max_length=30, blank=True)
     counts = models.JSONField(default=dict, blank=True)
+    # The records per kind, kept by the parse for the member page's counters (records.member_page):
+    # [[record type, kind, how many, first ordinal], …] in document order; None before it was kept.
+    kind_counts = models.JSONField(null=True, blank=True)
     parsed = models.JSONField(default=dict, blank=True)
 
     class Meta:

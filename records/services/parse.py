@@ -20,6 +20,7 @@ from .. import parsed as parse_cache
 from ..document import ParsedReport
 from ..ids import parse_id
 from ..limits import overlong_id
+from ..member_page import count_kinds
 from ..models import IntegrationIssue, MemberReport, MemberVersion, Record, ValidationRequest
 from ..parsing import parse_report_strict
 from .current import version_label
@@ -183,10 +184,11 @@ def _commit_parse(*, version: MemberVersion, report: ParsedReport, now: datetime
     """
     run = version.member.run
     records, issues = _rows(run, version, report)
-    outcome = {"counts": report.counts(), "front_matter": json_safe(report.front_matter),
-              "doc_type": report.doc_type[:200], "generation": report.generation[:30],
-              "parsed": _parsed_json(report), "status": MemberVersion.Status.PARSED, "status_reason": "",
-              "parsed_at": now}
+    outcome = {"counts": report.counts(), "kind_counts": count_kinds(records),
+               "front_matter": json_safe(report.front_matter),
+               "doc_type": report.doc_type[:200], "generation": report.generation[:30],
+               "parsed": _parsed_json(report), "status": MemberVersion.Status.PARSED, "status_reason": "",
+               "parsed_at": now}
     with transaction.atomic():
         run = lock_run(run)  # always the run first: one lock order for every writer of this run
         # Written only while this parse's claim still holds (the UPDATE locks the row and re-checks it).

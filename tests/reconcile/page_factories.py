@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from datetime import date
 
+from records.member_page import count_kinds
 from records.models import IntegrationIssue, MemberReport, MemberVersion, Record
 from reconcile.models import AmendmentDecision, CanonicalRecord, IssueDecision, KindCounter, Mapping
 from reviews.audit import Actor
@@ -126,6 +127,8 @@ def build_reconcile_run(*, records: int, run_id: str = "AAS-2026-09-25-page-01",
             mappings.append(suggestion(record, relation=Mapping.Relation.NEW, score=0.2,
                                        reason="no canonical record is close"))
     Mapping.objects.bulk_create(mappings)
+    for version, rows in ((runtime, runtime_records), (memory, memory_records)):  # as the parse keeps them
+        MemberVersion.objects.filter(pk=version.pk).update(kind_counts=count_kinds(rows))
     KindCounter.objects.bulk_create([KindCounter(run=run, kind=k, last_number=0) for k in KINDS])
     issues(memory, [f"MEM-OBJ-slot{_word(i)} refines RT-OBJ-slot{_word(i)}: issue {i}." for i in range(issue_count)])
     return run, "memory"

@@ -81,3 +81,35 @@ def test_a_link_to_a_line_opens_the_page_that_anchors_it(client, reviewer):
     # A line between records is anchored in the text shown around it.
     _, between = _get(client, url + "?line=15008")
     assert between.count('id="L15008"') == 1
+
+
+def test_the_parse_keeps_the_counts_per_kind_the_page_would_otherwise_aggregate(run_factory,
+                                                                               django_capture_on_commit_callbacks):
+    from django.db.models import Count, Min
+
+    from records import services
+    from records.models import Record
+    from reviews.audit import Actor
+    from tests.conftest import seed_bytes
+
+    run = run_factory()
+    with django_capture_on_commit_callbacks(execute=True):
+        version, _ = services.ingest_member_report(run=run, role="memory", filename="002.md",
+                                                   content=seed_bytes("002"), actor=Actor.command("test"))
+    version.refresh_from_db()
+    aggregated = {(r["record_type"], r["kind"]): [r["n"], r["first"]] for r in
+                  Record.objects.filter(member_version=version).values("record_type", "kind")
+                  .annotate(n=Count("id"), first=Min("ordinal")).order_by()}
+    kept = {(kind_type, kind): [n, first] for kind_type, kind, n, first in version.kind_counts}
+    assert kept == aggregated and len(kept) > 2
+
+
+def test_a_version_parsed_before_the_counts_were_kept_is_counted_by_one_query(client, reviewer):
+    client.force_login(reviewer.user)
+    run, url = _member_run(300, "AAS-2026-09-25-mkept-01")
+    kept_queries, kept_page = _get(client, url)
+    MemberVersion.objects.filter(member__run=run, member__role="memory").update(kind_counts=None)
+    counted_queries, counted_page = _get(client, url)
+    assert counted_queries == kept_queries + 1
+    nav = re.compile(r'<nav class="record-kinds".*?</nav>', re.S)
+    assert nav.search(counted_page).group(0) == nav.search(kept_page).group(0)
