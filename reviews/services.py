@@ -9,9 +9,9 @@ from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from .access import ADMIN, AGENT, ROLES, ensure_role_groups
+from .access import ADJUDICATOR, ADMIN, AGENT, REVIEWER, ROLES, ensure_role_groups
 from .audit import Actor, lock_run, record_event
-from .models import ApiToken, Run, hash_token
+from .models import MAX_REVIEWS_REQUIRED, ApiToken, AuditEvent, Run, hash_token
 
 
 class RunExists(Exception):
@@ -94,10 +94,14 @@ def set_participants(*, run: Run, usernames: list[str], actor: Actor) -> list[st
     return wanted
 
 
-def issue_token(*, name: str, role: str, actor: Actor, password: str | None = None) -> tuple[ApiToken, str]:
-    """Create the user if needed, give it the role, and return a new token with its key (shown once)."""
+def issue_token(*, name: str, role: str, actor: Actor, password: str | None = None,
+                adjudicate: bool = False) -> tuple[ApiToken, str]:
+    """Create the user if needed, give it the role (and, for a reviewer, the adjudicate permission when
+    `adjudicate`), and return a new token with its key (shown once)."""
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}; choose one of {', '.join(ROLES)}")
+    if adjudicate and role not in (REVIEWER, ADMIN):
+        raise ValueError(f"--adjudicate is a reviewer's permission, not an {role}'s")
     User = get_user_model()
     with transaction.atomic():
         ensure_role_groups()
@@ -106,6 +110,8 @@ def issue_token(*, name: str, role: str, actor: Actor, password: str | None = No
             user.set_password(password)
             user.save(update_fields=["password"])
         user.groups.add(Group.objects.get(name=role))
+        if adjudicate:
+            user.groups.add(Group.objects.get(name=ADJUDICATOR))
         if role == ADMIN and not (user.is_staff and user.is_superuser):
             user.is_staff = user.is_superuser = True
             user.save(update_fields=["is_staff", "is_superuser"])
@@ -113,7 +119,7 @@ def issue_token(*, name: str, role: str, actor: Actor, password: str | None = No
         token = ApiToken.objects.create(user=user, name=name, key_sha256=hash_token(key), key_prefix=key[:10])
         record_event(run=None, actor=actor, action="token.issued", object_type="api_token",
                      object_id=token.pk, after={"name": name, "user": user.username, "role": role,
-                                                "key_prefix": token.key_prefix})
+                                                "key_prefix": token.key_prefix, "adjudicate": adjudicate})
     return token, key
 
 
@@ -131,3 +137,33 @@ def record_login_lockout(*, username: str, address: str, failures: int) -> None:
     """Audit that a user name or address reached the failed-login limit (no run: the global chain)."""
     record_event(run=None, actor=Actor("anonymous"), action="login.locked", object_type="user",
                  object_id=username, after={"address": address, "failures": failures})
+
+
+class ReviewsRequiredRefused(ValueError):
+    """`reviews_required` out of range, or changed after the run's first decision."""
+
+
+# The audit actions that are decisions (DESIGN §4: `reviews_required` is settable until the first one).
+DECISION_ACTIONS_RE = r"^((mapping|issue|amendment)\.(accepted|rejected|carried|reopened)|canonical\.rejected|pass\.)"
+
+
+def set_reviews_required(*, run: Run, count: int, actor: Actor) -> int:
+    """How many independent review passes the run needs (1-5), settable until its first decision, audited."""
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_REVIEWS_REQUIRED:
+        raise ReviewsRequiredRefused(f"reviews_required: a whole number from 1 to {MAX_REVIEWS_REQUIRED}")
+    with transaction.atomic():
+        locked = lock_run(run)
+        if locked.reviews_required == count:
+            return count
+        if AuditEvent.objects.filter(run=locked, action__regex=DECISION_ACTIONS_RE).exists():
+            raise ReviewsRequiredRefused(
+                f"reviews_required: run {locked.run_id} already has decisions; how many independent reviews "
+                "it needs is set before the first one")
+        before = locked.reviews_required
+        locked.reviews_required, locked.updated_at = count, timezone.now()
+        locked.save(update_fields=["reviews_required", "updated_at"])
+        record_event(run=locked, actor=actor, action="run.reviews_required_changed", object_type="run",
+                     object_id=locked.run_id, before={"reviews_required": before},
+                     after={"reviews_required": count})
+    run.reviews_required = count
+    return count
