@@ -39,9 +39,6 @@ class PassesView(APIView):
 
 
 class SubmitPassView(APIView):
-    # Submitting reads the pass in a world of its own and then writes the shared rows (consensus).
-    outside_pass_world = True
-
     @extend_schema(summary="Submit the caller's own review pass (reviewer); 409 naming what is still open in it",
                    request=None, responses={200: inline_serializer("SubmittedPass", {
                        "pass": serializers.IntegerField(), "state": serializers.CharField()})})
@@ -82,8 +79,6 @@ class AdjudicationSerializer(serializers.Serializer):
 
 
 class ConflictDecisionView(APIView):
-    outside_pass_world = True
-
     @extend_schema(summary="Settle a conflict (a reviewer with the adjudicate permission who wrote none of its "
                            "passes); refused when it would leave the decisions incoherent",
                    request=AdjudicationSerializer, responses={200: inline_serializer("SettledConflict", {

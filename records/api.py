@@ -139,8 +139,9 @@ class RunDetailView(APIView):
                 except ParticipantsRefused as error:
                     raise ApiError(str(error), code="invalid", details={"field": "participants"}) from None
         run.refresh_from_db()
-        return Response({"participants": run.participant_names(), "reviews_required": run.reviews_required,
-                         "created_by": run.created_by.get_username() if run.created_by else None})
+        return Response({"participants": run.participant_names(),
+                         "created_by": run.created_by.get_username() if run.created_by else None}
+                        | ({"reviews_required": run.reviews_required} if "reviews_required" in data else {}))
 
 
 def _upload_from(request) -> tuple[str, str | None, bytes]:

@@ -35,6 +35,7 @@ from .result_data import (  # noqa: F401 — callers read the dataclasses here t
     Verification, mapping_sort_key, record_sort_key, sorted_amendments, sorted_annotations, sorted_conflicts,
     sorted_issues, sorted_members, sorted_records, sorted_rejected, source_sort_key,
 )
+from .review_lines import independent_review_blocks
 
 RESULT_TYPE = "types/agentic-system-analysis-result.md"
 _WHITESPACE = re.compile(r"\s+")
@@ -434,6 +435,7 @@ def _verification(data: ResultInput) -> list[str]:
     if v.approval_note.strip():
         blocks.append(_block(v.approval_note))
     blocks.append(f"Approved by {v.approved_by} at {v.approved_at}.")
+    blocks += independent_review_blocks(data.independent_reviews, _one_line)
     blocks.append("### Deterministic validation")
     checks = sorted(v.checks)
     if checks:
@@ -548,6 +550,7 @@ def result_json(data: ResultInput) -> dict:
             "warnings": v.warnings,
             "checks": sorted(v.checks),
             "manifest_sha256": v.manifest_sha256,
+            **({"independent_reviews": data.independent_reviews} if data.independent_reviews else {}),
         },
         "blockers": sorted(b for b in data.blockers if b.strip()),
         "dispositions": [

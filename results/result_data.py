@@ -208,6 +208,8 @@ class ResultInput:
     blockers: tuple[str, ...] = ()
     dispositions: tuple[DispositionEntry, ...] = ()
     corrections: tuple[CorrectionEntry, ...] = ()
+    # Plain JSON (reconcile.passes.record.independent_reviews) for a run that took independent reviews.
+    independent_reviews: dict | None = None
 
     def __post_init__(self) -> None:
         for name, cls in (

@@ -119,7 +119,8 @@ def issue_token(*, name: str, role: str, actor: Actor, password: str | None = No
         token = ApiToken.objects.create(user=user, name=name, key_sha256=hash_token(key), key_prefix=key[:10])
         record_event(run=None, actor=actor, action="token.issued", object_type="api_token",
                      object_id=token.pk, after={"name": name, "user": user.username, "role": role,
-                                                "key_prefix": token.key_prefix, "adjudicate": adjudicate})
+                                                "key_prefix": token.key_prefix,
+                                                **({"adjudicate": True} if adjudicate else {})})
     return token, key
 
 

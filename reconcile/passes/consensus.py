@@ -100,7 +100,7 @@ def submit_pass(*, run: Run, reviewer, actor: Actor) -> ReviewPass:
     """Submit the reviewer's pass (PassNotFinished naming what is open in it); the last required one
     brings the consensus and the conflicts."""
     if active_world(run) is not None:
-        raise RuntimeError("submit_pass runs outside a pass world: mark its view `outside_pass_world`")
+        raise RuntimeError("submit_pass runs outside a pass world: its view must not be marked `in_pass_world`")
     with transaction.atomic():
         lock_run(run)
         run.refresh_from_db(fields=["reviews_required", "status"])

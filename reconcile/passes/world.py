@@ -10,8 +10,9 @@ rolled back, and the change is kept as the pass's entries with one `pass.decided
 a pass reaches the shared rows before every pass is submitted (`reconcile.passes.consensus`).
 
 A request enters the world of its caller's pass when `reviews.access.run_for` lets a reviewer read
-a run that is in independent review (`enter_for_request`); `PassWorldMiddleware` leaves it once the
-response is rendered. Outside a request, a decision enters and leaves a world of its own.
+a run that is in independent review, or post a decision to it from a view marked `in_pass_world`
+(`enter_for_request`); `PassWorldMiddleware` leaves it once the response is rendered. Outside a
+request, a decision enters and leaves a world of its own.
 """
 from __future__ import annotations
 
@@ -181,8 +182,9 @@ class PassWorld:
     def enter(self) -> None:
         self._atomic = transaction.atomic()
         self._atomic.__enter__()
-        if self.deciding:
-            lock_run(self.run)  # the run first, as every writer does (reviews.audit.lock_run)
+        # The run first, as every writer does (reviews.audit.lock_run), also for a reading: laying a pass over
+        # the rows locks them, and two reviewers' overlays locking rows in different orders could deadlock.
+        lock_run(self.run)
         self.review_pass = ReviewPass.objects.filter(run=self.run, reviewer=self.reviewer).first()
         # A nested atomic block, not a bare savepoint: rolling it back also drops the on-commit callbacks
         # (task sends, event wake-ups) the services registered inside it.
@@ -361,12 +363,16 @@ def enter_for_request(request, run: Run) -> None:
     if run.reviews_required < 2:
         return
     http = getattr(request, "_request", request)
-    if getattr(http, "_pass_world", None) is not None or getattr(_view_of(http), "outside_pass_world", False):
+    if getattr(http, "_pass_world", None) is not None:
+        return
+    safe = request.method in ("GET", "HEAD", "OPTIONS")
+    # A write other than a decision (a correction request, a proposal, a submission) is not the pass's:
+    # it must reach the shared rows, so only the views that post decisions enter the world to write.
+    if not safe and not getattr(_view_of(http), "in_pass_world", False):
         return
     user = request.user
     if not roles_of(user) & {REVIEWER, ADMIN} or passes_complete(run):
         return
-    safe = request.method in ("GET", "HEAD", "OPTIONS")
     if safe and not ReviewPass.objects.filter(run=run, reviewer=user).exists():
         return  # nothing of theirs to lay over the shared rows
     world = PassWorld(run=run, reviewer=user, deciding=not safe)

@@ -83,9 +83,6 @@ def submit_review(request, run_id: str):
     return redirect("run-reconcile", run_id=run.run_id)
 
 
-submit_review.outside_pass_world = True
-
-
 @login_required
 def run_conflicts(request, run_id: str):
     """The adjudication page: each conflict with every pass's decision and rationale side by side."""
@@ -118,6 +115,3 @@ def settle_conflict(request, run_id: str, conflict_id: int):
     else:
         messages.success(request, f"Settled: {conflict.name}.")
     return redirect(reverse("run-conflicts", args=[run.run_id]) + f"#conflict-{conflict.pk}")
-
-
-settle_conflict.outside_pass_world = True

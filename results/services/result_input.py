@@ -11,6 +11,7 @@ from reconcile import dispositions
 from reconcile.models import AmendmentDecision as AmendmentDecisionRow
 from reconcile.models import CanonicalRecord, CorrectionRequest, Mapping
 from reconcile.models import IssueDecision as IssueDecisionRow
+from reconcile.passes.record import independent_reviews
 from reconcile.services import amendment_sha256, superseded_pairs
 from records.document import ParsedReport
 from records.models import IntegrationIssue, MemberVersion
@@ -230,6 +231,7 @@ def gather_result_input(
         dispositions=tuple(rendering.DispositionEntry(
             member=d.member, record=d.record, disposition=d.disposition, relation=d.relation, target=d.target,
             rationale=d.rationale, alternatives=d.alternatives) for d in standing.dispositions),
+        independent_reviews=independent_reviews(run),
     )
 
 

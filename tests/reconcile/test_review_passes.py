@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.test import Client
 
 from reconcile import services
 from reconcile.models import Conflict, IssueDecision, Mapping, ReviewPass
@@ -152,3 +153,71 @@ def test_agreements_become_decisions_and_disagreements_conflicts_settled_by_an_a
     assert issue.state == "rejected" and issue.decided_by == "user:judge"
     run.refresh_from_db()
     approve_run(run=run, note="checked", actor=as_judge)
+
+
+def test_another_reviewers_api_replies_carry_nothing_of_a_pass_before_submission(two_reviews, reviewer,
+                                                                                  second_reviewer):
+    run = two_reviews
+    first = Mapping.objects.filter(run=run, state="proposed").order_by("pk").first()
+    base = f"/api/runs/{run.run_id}"
+    before = {path: second_reviewer.get(base + path).json() for path in
+              ("/mappings/", "/blockers/", "/progress/", "/integration-issues/", "/canonical-records/")}
+    answer = reviewer.post(f"{base}/mappings/{first.pk}/decision/",
+                           {"decision": "reject", "rationale": "a secret reason", "version": first.version},
+                           format="json")
+    assert answer.status_code == 200, answer.json()
+    assert answer.json()["state"] == "rejected"  # the deciding reviewer sees their pass
+    mine = reviewer.get(base + "/mappings/").json()
+    assert any(m["id"] == first.pk and m["state"] == "rejected" for m in mine["results"])
+    for path, was in before.items():
+        assert second_reviewer.get(base + path).json() == was, path
+    passes = second_reviewer.get(base + "/passes/").json()
+    assert passes["passes"][0]["reviewer"] == "reviewer-1" and passes["passes"][0]["decisions"] is None
+    trail = second_reviewer.get(base + "/audit/?action=pass.decided").json()
+    events = trail["results"] if isinstance(trail, dict) else trail
+    assert events and all("a secret reason" not in str(e) for e in events)
+    assert "a secret reason" in str(reviewer.get(base + "/audit/?action=pass.decided").json())
+    browser = Client()
+    browser.force_login(second_reviewer.user)
+    page = browser.get(f"/runs/{run.run_id}/reconcile/?member=epistemic").content.decode()
+    assert "a secret reason" not in page and "Submit my review" not in page  # no pass of theirs yet
+    timeline = browser.get(f"/runs/{run.run_id}/audit/").content.decode()
+    assert "a secret reason" not in timeline and "shown once your own review" in timeline
+
+
+def test_reviews_required_through_the_api(run_factory, reviewer, agent):
+    run = run_factory()
+    url = f"/api/runs/{run.run_id}/"
+    assert agent.patch(url, {"reviews_required": 2}, format="json").status_code == 403
+    answer = reviewer.patch(url, {"reviews_required": 2}, format="json")
+    assert answer.status_code == 200 and answer.json()["reviews_required"] == 2
+    assert reviewer.get(url).json()["reviews_required"] == 2
+    bad = reviewer.patch(url, {"reviews_required": 9}, format="json")
+    assert bad.status_code == 400 and "from 1 to 5" in bad.json()["error"]["message"]
+
+
+def test_the_result_names_the_passes_the_adjudications_and_the_agreement(two_reviews):
+    from results.services import finalize_run
+    from results.models import Result
+
+    run = two_reviews
+    alice, as_alice = _reviewer("alice")
+    bob, as_bob = _reviewer("bob")
+    judge, as_judge = _reviewer("judge", adjudicate=True)
+    _decide_all(as_alice, reject_first_issue=True)
+    _decide_all(as_bob)
+    submit_pass(run=run, reviewer=alice, actor=as_alice)
+    submit_pass(run=run, reviewer=bob, actor=as_bob)
+    conflict = Conflict.objects.get(run=run)
+    settle_conflict(conflict=conflict, decision="reject", rationale="alice is right", reviewer=judge,
+                    actor=as_judge, expected_version=1)
+    run.refresh_from_db()
+    approve_run(run=run, note="checked both reviews", actor=as_judge)
+    finalize_run(run=run, actor=Actor.worker("test"))
+    result = Result.objects.get(run=run)
+    text = result.markdown
+    assert result.data["verification"]["independent_reviews"]["agreement"]["overall"]["items"] > 0
+    semantic = text.split("### Semantic verification", 1)[1].split("### Deterministic validation", 1)[0]
+    assert "Pass 1 by alice" in semantic and "Pass 2 by bob" in semantic
+    assert "Cohen's kappa" in semantic and "Krippendorff's alpha" in semantic
+    assert "Settled by user:judge: reject, alice is right" in semantic
