@@ -77,7 +77,21 @@ def test_the_result_page_opens_with_its_summary_and_covers_no_row(live_server, r
     page = logged_in(browser, live_server, {"width": width, "height": 900})
     page.goto(f"{live_server.url}/runs/{final_run.run_id}/result/")
     height = page.evaluate("document.scrollingElement.scrollHeight")
-    decisions = page.locator("#sec-reconciliation").evaluate("e => e.getBoundingClientRect().top + scrollY")
+    top = "e => e.getBoundingClientRect().top + scrollY"
+    decisions = page.locator("#sec-reconciliation").evaluate(top)
     print(f"result page at {width} px: {height} px tall, decisions at y={decisions}")
+    # The summary is on the first screen, and the reviewer's decisions come before the members' prose
+    # (they started at 31,652 px of 34,947 at 1440 px, 74,992 of 81,487 at 390).
+    assert page.locator("#result-summary").evaluate(top) < 900
+    assert decisions < min(page.locator(selector).first.evaluate(top) for selector in (
+        "#sec-run-identity", "#sec-shared-records", "h2[id^=sec-overview-report]", "h2[id^=sec-memory-report]"))
+    assert decisions < 2500
+    summary = page.inner_text("#result-summary")
+    assert "14 entered as new shared records" in summary and "5 accepted · 0 rejected" in summary, summary
+    assert "Read every mapping." in summary
+    # Each link of the summary lands on its section.
+    page.locator("#result-summary a", has_text="Integration issues").click()
+    assert page.evaluate("location.hash") == "#sec-integration-issue-decisions"
+    assert page.locator("#sec-integration-issue-decisions").evaluate("e => e.getBoundingClientRect().top") < 100
     check_layout(page, "result", width, tmp_path)
     print(tmp_path)
