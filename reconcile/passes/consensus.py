@@ -27,7 +27,7 @@ from ..blockers import run_standing
 from ..models import AmendmentDecision, CanonicalRecord, Conflict, IssueDecision, Mapping, ReviewPass
 from ..services import decisions
 from ..services.coherence import IncoherentDecision
-from ..services.errors import InvalidDecision, ProposalError, StaleVersion, StateConflict
+from ..errors import InvalidDecision, ProposalError, StaleVersion, StateConflict
 from ..vocabulary import ACCEPT, CARRY, REJECT, State
 from .world import PassRefused, active_world, effective_entries, pass_world, settling
 

@@ -15,7 +15,7 @@ from .amendments import CARRIED, DECIDED_STATES, _follow_decided_mapping, _linke
 from .canonical_ids import _kind_of, _resolve_target
 from .coherence import refuse_incoherent
 from ..passes.world import in_review_pass
-from .errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
+from ..errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
 from .mappings import _allocate, _check_target, _ensure_open, current_declaration
 from ..dispositions import mapping_name
 from .snapshots import amendment_snapshot, canonical_snapshot, issue_snapshot, mapping_snapshot

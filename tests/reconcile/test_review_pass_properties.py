@@ -23,7 +23,7 @@ from tests.reconcile import test_coherence_properties as props
 
 pytestmark = pytest.mark.django_db
 
-EXAMPLES = settings(max_examples=6, deadline=None, derandomize=True,
+EXAMPLES = settings(max_examples=4, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
