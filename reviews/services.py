@@ -30,6 +30,8 @@ def run_snapshot(run: Run) -> dict[str, Any]:
 
 def create_run(*, actor: Actor, user=None, revises: Run | None = None, **fields: Any) -> Run:
     run = Run(created_by=user, revises=revises, **{k: v for k, v in fields.items() if k in RUN_FIELDS})
+    if revises is not None:  # a revision is reviewed as the revised run was: by as many independent reviews
+        run.reviews_required = revises.reviews_required
     run.full_clean(validate_unique=False, validate_constraints=False)
     try:
         with transaction.atomic():
@@ -40,7 +42,8 @@ def create_run(*, actor: Actor, user=None, revises: Run | None = None, **fields:
                     run.participants.add(revises.created_by_id)
             record_event(run=run, actor=actor, action="run.created", object_type="run",
                          object_id=run.run_id,
-                         after=run_snapshot(run) | ({"revises": revises.run_id} if revises is not None else {}))
+                         after=run_snapshot(run) | ({"revises": revises.run_id} if revises is not None else {})
+                         | ({"reviews_required": run.reviews_required} if run.reviews_required > 1 else {}))
     except IntegrityError:
         raise RunExists(f"A run with run_id {run.run_id} already exists.") from None
     return run

@@ -199,7 +199,6 @@ class Decided:
 class PassWorld:
     run: Run
     reviewer: Any
-    deciding: bool
     review_pass: ReviewPass | None = None
     applied: set[tuple[str, str]] = field(default_factory=set)
     pending: list[Decided] = field(default_factory=list)
@@ -312,13 +311,13 @@ def _start_pass(run: Run, reviewer) -> ReviewPass:
 
 
 @contextmanager
-def pass_world(run: Run, reviewer, *, deciding: bool = False):
+def pass_world(run: Run, reviewer):
     """The reviewer's pass laid over the run for the block; what it decides is kept on leaving."""
     active = _active.get()
     if active is not None and active.run.pk == run.pk:
         yield active
         return
-    world = PassWorld(run=run, reviewer=reviewer, deciding=deciding)
+    world = PassWorld(run=run, reviewer=reviewer)
     world.enter()
     try:
         yield world
@@ -356,7 +355,7 @@ def in_review_pass(run_of: Callable[[dict[str, Any]], Run]):
                 return service(**kwargs)
             if reviewer is None:
                 raise PassRefused(f"Run {run.run_id} is in independent review: only a reviewer decides, in their pass")
-            with pass_world(run, reviewer, deciding=True) as world:
+            with pass_world(run, reviewer) as world:
                 return world.decide(service, kwargs)
         return decide
     return wrap
@@ -401,7 +400,7 @@ def enter_for_request(request, run: Run) -> None:
         return
     if safe and not ReviewPass.objects.filter(run=run, reviewer=user).exists():
         return  # nothing of theirs to lay over the shared rows
-    world = PassWorld(run=run, reviewer=user, deciding=not safe)
+    world = PassWorld(run=run, reviewer=user)
     world.enter()
     http._pass_world = world
 

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from reconcile import services
-from reconcile.models import Conflict, IssueDecision, Mapping, ReviewPass
+from reconcile.models import CanonicalRecord, Conflict, IssueDecision, Mapping, ReviewPass
 from reconcile.passes.consensus import PassNotFinished, settle_conflict, submit_pass
 from reconcile.passes.world import PassRefused
 from results.services import ApprovalBlocked, approve_run
@@ -162,6 +162,10 @@ def test_another_reviewers_api_replies_carry_nothing_of_a_pass_before_submission
     base = f"/api/runs/{run.run_id}"
     before = {path: second_reviewer.get(base + path).json() for path in
               ("/mappings/", "/blockers/", "/progress/", "/integration-issues/", "/canonical-records/")}
+    browser = Client()
+    browser.force_login(second_reviewer.user)
+    counters = f"/runs/{run.run_id}/reconcile/counters/"
+    counted = browser.get(counters).content
     answer = reviewer.post(f"{base}/mappings/{first.pk}/decision/",
                            {"decision": "reject", "rationale": "a secret reason", "version": first.version},
                            format="json")
@@ -177,8 +181,7 @@ def test_another_reviewers_api_replies_carry_nothing_of_a_pass_before_submission
     events = trail["results"] if isinstance(trail, dict) else trail
     assert events and all("a secret reason" not in str(e) for e in events)
     assert "a secret reason" in str(reviewer.get(base + "/audit/?action=pass.decided").json())
-    browser = Client()
-    browser.force_login(second_reviewer.user)
+    assert browser.get(counters).content == counted
     page = browser.get(f"/runs/{run.run_id}/reconcile/?member=epistemic").content.decode()
     assert "a secret reason" not in page and "Submit my review" not in page  # no pass of theirs yet
     timeline = browser.get(f"/runs/{run.run_id}/audit/").content.decode()
@@ -221,3 +224,25 @@ def test_the_result_names_the_passes_the_adjudications_and_the_agreement(two_rev
     assert "Pass 1 by alice" in semantic and "Pass 2 by bob" in semantic
     assert "Cohen's kappa" in semantic and "Krippendorff's alpha" in semantic
     assert "Settled by user:judge: reject, alice is right" in semantic
+
+
+def test_the_bundle_waits_until_the_callers_own_review_is_submitted(two_reviews, reviewer, second_reviewer):
+    run = two_reviews
+    first = Mapping.objects.filter(run=run, state="proposed").order_by("pk").first()
+    reviewer.post(f"/api/runs/{run.run_id}/mappings/{first.pk}/decision/",
+                  {"decision": "reject", "rationale": "a secret reason", "version": first.version}, format="json")
+    refused = second_reviewer.get(f"/api/runs/{run.run_id}/bundle/")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "reviews_blind"
+    assert reviewer.get(f"/api/runs/{run.run_id}/bundle/").status_code == 200  # their own decisions only
+
+
+def test_the_coherence_rules_hold_within_a_pass(two_reviews):
+    run = two_reviews
+    _, as_alice = _reviewer("alice")
+    mapping = Mapping.objects.filter(run=run, state="proposed", relation="same").exclude(target="").order_by("pk").first()
+    record = CanonicalRecord.objects.get(run=run, canonical_id=mapping.target)
+    services.reject_canonical_record(record=record, rationale="not a real component", actor=as_alice)
+    assert CanonicalRecord.objects.get(pk=record.pk).state == "active"  # only in alice's pass
+    with pytest.raises(services.StateConflict, match="rejected"):
+        services.decide_mapping(mapping=mapping, decision="accept", rationale="", actor=as_alice,
+                                expected_version=mapping.version)
