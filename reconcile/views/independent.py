@@ -89,7 +89,9 @@ submit_review.outside_pass_world = True
 def _item_links(run: Run, conflicts: list[Conflict]) -> dict[tuple[str, str], str]:
     """Where each conflict's item is read on the reconciliation page (its member's page, at its row)."""
     base = reverse("run-reconcile", args=[run.run_id])
-    keys = lambda model: [int(c.key) for c in conflicts if c.model == model]  # noqa: E731
+    def keys(model: str) -> list[int]:
+        return [int(c.key) for c in conflicts if c.model == model]
+
     links = {}
     for m in Mapping.objects.filter(run=run, pk__in=keys("mapping"), source_record__isnull=False).values(
             "pk", "source_record__member_version__member__role"):
