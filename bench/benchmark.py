@@ -12,6 +12,7 @@ Parts (run all, or name some: `bench/benchmark.py ingest latency`):
   sync, timed apart), tasks in process, DEBUG off, against bare markdown-it-py
   + SHA-256 measured right after each attempt (median of the attempts' ratios);
 - page: the reconciliation page at 20 and 2,000 records;
+- passes: the same page with two submitted review passes (bench/bench_passes.py);
 - latency: upload → validated and approve → final for the seed run, and a
   generated 2 MB report, through Redis and a real worker process the bench
   starts (and stops) on a queue of its own;
@@ -40,6 +41,7 @@ import uuid
 
 from bench_common import ROOT, delete_queue, prepare_database, redis_answers, report, seed_files
 from bench_uploads import bench_uploads, profile_uploads
+from bench_passes import bench_passes_page
 
 def main():
     database_url, drop = prepare_database()
@@ -73,7 +75,7 @@ def main():
             profile_uploads(redis_url)
             return
         # `bench/benchmark.py latency uploads` runs only those parts; no argument runs every part.
-        wanted = {arg for arg in sys.argv[1:] if not arg.startswith("-")} or {"ingest", "page", "latency", "uploads"}
+        wanted = {arg for arg in sys.argv[1:] if not arg.startswith("-")} or {"ingest", "page", "latency", "uploads", "passes"}
         if "ingest" in wanted:
             bench_ingest()
         if "page" in wanted:
@@ -82,6 +84,8 @@ def main():
             bench_latency(database_url, redis_url)
         if "uploads" in wanted:
             bench_uploads(database_url, redis_url)
+        if "passes" in wanted:
+            bench_passes_page()
     finally:
         from django.db import connections
 

@@ -14,7 +14,7 @@ from reviews.audit import Actor
 from reviews.models import MAX_REVIEWS_REQUIRED, AuditEvent, Run
 from reviews.services import DECISION_ACTIONS_RE, ReviewsRequiredRefused, set_reviews_required
 
-from ..models import Conflict, ReviewPass
+from ..models import AmendmentDecision, Conflict, IssueDecision, Mapping, ReviewPass
 from ..passes import consensus
 from ..passes.agreement import agreement
 from ..passes.listing import passes_for
@@ -83,18 +83,41 @@ def submit_review(request, run_id: str):
     return redirect("run-reconcile", run_id=run.run_id)
 
 
+def _item_links(run: Run, conflicts: list[Conflict]) -> dict[tuple[str, str], str]:
+    """Where each conflict's item is read on the reconciliation page (its member's page, at its row)."""
+    base = reverse("run-reconcile", args=[run.run_id])
+    def keys(model: str) -> list[int]:
+        return [int(c.key) for c in conflicts if c.model == model]
+
+    links = {}
+    for m in Mapping.objects.filter(run=run, pk__in=keys("mapping"), source_record__isnull=False).values(
+            "pk", "source_record__member_version__member__role"):
+        links[("mapping", str(m["pk"]))] = (f"?member={m['source_record__member_version__member__role']}"
+                                            f"#pair-{m['pk']}")
+    for d in IssueDecision.objects.filter(run=run, pk__in=keys("issue")).values(
+            "pk", "issue_id", "issue__member_version__member__role"):
+        links[("issue", str(d["pk"]))] = f"?member={d['issue__member_version__member__role']}#issue-{d['issue_id']}"
+    for a in AmendmentDecision.objects.filter(run=run, pk__in=keys("amendment")).values(
+            "pk", "member_version__member__role"):
+        links[("amendment", str(a["pk"]))] = f"?member={a['member_version__member__role']}#amendment-{a['pk']}"
+    return {key: base + link for key, link in links.items()}
+
+
 @login_required
 def run_conflicts(request, run_id: str):
     """The adjudication page: each conflict with every pass's decision and rationale side by side."""
     run = run_for(request, run_id)
     conflicts = list(Conflict.objects.filter(run=run))
+    links = _item_links(run, conflicts)
     for conflict in conflicts:
         conflict.choices = consensus.ADJUDICATIONS[conflict.model]
+        conflict.link = links.get((conflict.model, conflict.key), "")
     authors = {p.reviewer.get_username() for p in ReviewPass.objects.filter(run=run).select_related("reviewer")}
     can_settle = may_adjudicate(request.user) and request.user.get_username() not in authors
     return render(request, "reconcile/conflicts.html", {
         "run": run, "conflicts": conflicts, "agreement": agreement(run), "can_settle": can_settle,
         "wrote_one": request.user.get_username() in authors,
+        "open_count": sum(1 for c in conflicts if c.state == Conflict.State.OPEN),
     })
 
 
