@@ -178,7 +178,8 @@ def _consensus(run: Run, passes: list[ReviewPass]) -> None:
     applied = 0
     for model, key, values in sorted(agreed, key=lambda i: _apply_order(i[0], i[1], i[2][0], rows[(i[0], i[1])])):
         try:
-            applied += _settle(rows[(model, key)], model, values[0], _joined_rationale(passes, values), actor)
+            applied += _settle(rows[(model, key)], model, values[0], _joined_rationale(passes, values), actor,
+                               check=False)
         except (StateConflict, ProposalError) as refused:
             conflicts.append((model, key, values, f"The reviews agreed, but the decision was refused: {refused}"))
     for model, key, values, note in conflicts:
@@ -194,8 +195,11 @@ def _consensus(run: Run, passes: list[ReviewPass]) -> None:
 _DECISION_FOR = {State.ACCEPTED: ACCEPT, State.REJECTED: REJECT, "carried": CARRY}
 
 
-def _settle(row, model: str, decided: dict[str, Any], rationale: str, actor: Actor) -> int:
-    """Make `decided` the shared row's decision through the single-review services; 1 if it changed it."""
+def _settle(row, model: str, decided: dict[str, Any], rationale: str, actor: Actor, *, check: bool = True) -> int:
+    """Make `decided` the shared row's decision through the single-review services; 1 if it changed it.
+    Consensus leaves out the per-item coherence check (`check`): each pass was coherent, and what the
+    agreed set with the conflicts left out contradicts shows once, as approval's blockers, for an
+    adjudicator; asking it per item made the last submission quadratic in the run's size."""
     with settling():
         row = type(row).objects.get(pk=row.pk)
         if model == "canonical":
@@ -208,13 +212,14 @@ def _settle(row, model: str, decided: dict[str, Any], rationale: str, actor: Act
         decision = _DECISION_FOR[decided["state"]]
         if model == "mapping":
             decisions.decide_mapping(mapping=row, decision=decision, rationale=rationale, actor=actor,
-                                     expected_version=row.version, target=decided.get("target") or None)
+                                     expected_version=row.version, target=decided.get("target") or None,
+                                     check_coherence=check)
         elif model == "issue":
             decisions.decide_issue(issue_decision=row, decision=decision, rationale=rationale, actor=actor,
-                                   expected_version=row.version)
+                                   expected_version=row.version, check_coherence=check)
         else:
             decisions.decide_amendment(amendment=row, decision=decision, rationale=rationale, actor=actor,
-                                       expected_version=row.version)
+                                       expected_version=row.version, check_coherence=check)
     return 1
 
 
