@@ -192,3 +192,24 @@ def check_approvals(trail: Trail, predicate: dict, failures: list[Failure]) -> N
         if event["after"].get("note") != approval.get("note"):
             failures.append(Failure(AUDIT, "run.approved note differs from the note the signed statement records",
                                     seq=event["seq"], field="after.note"))
+        _check_approval_head(trail, approval, event, index, failures)
+
+
+def _check_approval_head(trail: Trail, approval: dict, event: dict, index: int, failures: list[Failure]) -> None:
+    """The chain head the statement says the approval signed off is the one its run.approved event records,
+    and an event of this trail with that hash, just before it (null only where the event records none)."""
+    signed, recorded = approval.get("audit_head"), event["after"].get("audit_head")
+    where = f"predicate.approvals[{index}].audit_head"
+    if signed is None and recorded is None:
+        return  # an approval made before approvals recorded their head
+    if not isinstance(signed, dict) or signed != recorded:
+        failures.append(Failure(AUDIT, f"run.approved records the chain head {recorded}, the signed statement "
+                                       f"says approval {approval.get('id')} signed off {signed}",
+                                seq=event["seq"], field="after.audit_head"))
+        return
+    before = event["seq"] - 1
+    before_hash = GENESIS if before == 0 else trail.by_seq.get(before, {}).get("hash")
+    if (signed.get("seq"), signed.get("hash")) != (before, before_hash):
+        failures.append(Failure("attestation.dsse.json", f"approval {approval.get('id')} signed off event "
+                                f"#{signed.get('seq')} (hash {signed.get('hash')}), which is not the trail's event "
+                                f"just before its run.approved #{event['seq']}", field=where))

@@ -51,7 +51,9 @@ def build_bundle() -> tuple[bytes, bytes]:
         action = {EVENTS - 2: "run.approved", EVENTS: "run.finalized"}.get(seq, "member.uploaded")
         after = {"sha256": sha(str(seq).encode()), "note": "x" * 40, "n": seq}
         if action == "run.approved":
-            after = {"manifest_sha256": sha(artifact), "note": "Checked.", "approval": 1}
+            signed_off = (seq - 1, prev)
+            after = {"manifest_sha256": sha(artifact), "note": "Checked.", "approval": 1,
+                     "audit_head": {"seq": seq - 1, "hash": prev}}
         if action == "run.finalized":
             after = {"result_sha256": sha(result_md), "manifest_sha256": sha(artifact)}
         event = {"seq": seq, "actor": "token:agent-1", "action": action, "object_type": "run", "object_id": RUN_ID,
@@ -66,7 +68,8 @@ def build_bundle() -> tuple[bytes, bytes]:
     statement = build_statement(AttestationInput(
         run_id=RUN_ID, manifest_sha256=sha(artifact), audit_head=(EVENTS, prev), result_md_sha256=sha(result_md),
         result_json_sha256=sha(result_json), members=pins_of(members),
-        approvals=(ApprovalEntry(id=1, by="token:agent-1", at="2026-10-02T10:00:00+00:00", note="Checked."),)))
+        approvals=(ApprovalEntry(id=1, by="token:agent-1", at="2026-10-02T10:00:00+00:00", note="Checked.",
+                                 audit_head=signed_off),)))
     files = dict(members) | {"ARTIFACT.yaml": artifact, "result.md": result_md, "result.json": result_json,
                              "audit.json": audit, "public-key.pem": key.public_key_pem.encode(),
                              "attestation.dsse.json": envelope_bytes(sign_statement(statement, key))}
