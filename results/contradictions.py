@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .fences import FENCE, outside_fences
+
 MARK = "> **Overridden by the review:** "
 
 _ID = r"(?<![A-Za-z0-9_-])(?:[A-Z]+-)?(?:CMP|OBJ|RTE|CLM|ABS|BAP)-(?:\d+|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*){0,2})(?![A-Za-z0-9_])"
@@ -43,7 +45,6 @@ _SUPERSEDED = re.compile(
 _MAPS_TO = re.compile(rf"(?P<source>{_ONE})\s*(?:→|->)\s*(?P<target>{_ONE})")
 _LEADING_ID = re.compile(rf"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?P<id>{_ONE})")
 _HEADING = re.compile(rf"^ {{0,3}}#{{1,6}}[ \t]+(?:On\s+)?(?P<id>{_ONE})?")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _QUOTE = re.compile(r"^ {0,3}>")
 
 PART_OF, SUPERSEDES, MAPS_TO = "part-of", "supersedes", "maps-to"
@@ -158,16 +159,8 @@ def contradicted_blocks(lines: list[str], decisions: Decisions,
     opens with an ID (a declaration, `On ID`) makes that record the subject of the `Part of:` fields
     below it, any other heading gives back `subject`."""
     found: list[tuple[int, list[tuple[Statement, str]]]] = []
-    fence, current, marks = "", subject, []
-    for index, line in enumerate(lines):
-        opened = _FENCE.match(line)
-        if fence:
-            if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
-                fence = ""
-            continue
-        if opened:
-            fence = opened[1]
-            continue
+    current, marks = subject, []
+    for index, line in outside_fences(lines):
         if heading := _HEADING.match(line):
             current = _bare(heading.group("id") or "") or subject
         elif line.strip() and not _QUOTE.match(line):
@@ -179,7 +172,7 @@ def contradicted_blocks(lines: list[str], decisions: Decisions,
                 why = overriding(statement, decisions)
                 if why and all(statement != seen for seen, _why in marks):
                     marks.append((statement, why))
-        ends_block = index + 1 == len(lines) or not lines[index + 1].strip() or _FENCE.match(lines[index + 1])
+        ends_block = index + 1 == len(lines) or not lines[index + 1].strip() or FENCE.match(lines[index + 1])
         if marks and ends_block:
             found.append((index, marks))
             marks = []

@@ -33,6 +33,7 @@ from reconcile.dispositions import relation_phrase
 from records.validation import KIND_HEADINGS
 
 from .contradictions import Decisions, decisions_of, mark_contradictions
+from .fences import outside_fences
 
 from .result_data import (  # noqa: F401 — callers read the dataclasses here too
     AmendmentDecision, AnnotationEntry, CanonicalEntry, CorrectionEntry, DECISION_WORDS, DispositionEntry, IssueDecision,
@@ -224,7 +225,6 @@ def _record_kind(record: CanonicalEntry) -> str:
 
 
 _CARRIED_HEADING = re.compile(r"^(#{1,6})(?=[ \t]|$)")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CLAIM_TITLE = re.compile(r"verification|blocker", re.IGNORECASE)
 CARRIED_LEVEL = 4  # carried headings sit below the contents' levels (1-3), so it lists each of ours once
 
@@ -232,16 +232,8 @@ CARRIED_LEVEL = 4  # carried headings sit below the contents' levels (1-3), so i
 def nest_headings(text: str) -> str:
     """`text` with every ATX heading outside a fenced block moved down to level 4 or lower (at most 6),
     keeping the order of levels; all else verbatim (DESIGN §7: carried headings nested under their author)."""
-    lines, fence = text.split("\n"), ""
-    for index, line in enumerate(lines):
-        opened = _FENCE.match(line)
-        if fence:
-            if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
-                fence = ""
-            continue
-        if opened:
-            fence = opened[1]
-            continue
+    lines = text.split("\n")
+    for index, line in outside_fences(lines):
         heading = _CARRIED_HEADING.match(line)
         if heading:
             level = min(6, len(heading[1]) + CARRIED_LEVEL - 1)

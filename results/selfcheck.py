@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from . import contradictions
+from .fences import outside_fences
 
 _ID = r"(?:(?:[A-Z]+)-)?(?:CMP|OBJ|RTE|CLM|ABS|BAP)-(?:\d+|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*)"
 _HEADING = re.compile(r"^(#{2,6}) (.*)$")
@@ -109,23 +110,12 @@ def read_result(markdown: str) -> ReadResult:
 
 
 _TOC_HEADING = re.compile(r"^ {0,3}(#{1,3})[ \t]+(.*?)[ \t#]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def contents_headings(markdown: str) -> list[str]:
     """The level 1-3 ATX headings outside fenced code, as `## text`."""
-    found, fence = [], ""
-    for line in markdown.split("\n"):
-        opened = _FENCE.match(line)
-        if fence:
-            if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
-                fence = ""
-            continue
-        if opened:
-            fence = opened[1]
-        elif heading := _TOC_HEADING.match(line):
-            found.append(f"{heading[1]} {heading[2]}")
-    return found
+    return [f"{heading[1]} {heading[2]}" for _index, line in outside_fences(markdown.split("\n"))
+            if (heading := _TOC_HEADING.match(line))]
 
 
 def check_result(markdown: str, *, member_records: set[tuple[str, str]],

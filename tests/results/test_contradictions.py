@@ -14,10 +14,11 @@ from reconcile.blockers import run_standing
 from reconcile.models import CanonicalRecord, Mapping
 from results import selfcheck
 from results.contradictions import MARK, Decisions, Statement, mark_contradictions, overriding, statements_in
-from results.services import ApprovalBlocked, approve_run, finalize_run
+from results.services import approve_run, finalize_run
 from reviews.models import Run
 from tests.reconcile.factories import INSTINCTUAL, REVIEWER, WORKER, upload
 from tests.reconcile.test_coherence_properties import _rolled_back, _try, build_corpus_run, play, settle, step
+from tests.results.test_one_judge import approve_then_finalize
 
 OVERVIEW_LINE = "EPI-OBJ-2 and EPI-OBJ-3 are parts of MEM-OBJ-1"
 REJECTED = Decisions(rejected={"MEM-OBJ-1": "MEM-OBJ-1 was rejected: not one object"})
@@ -145,14 +146,9 @@ def _pin(path) -> str:
 def assert_final_bytes_hold(run: Run) -> str:
     """Approve and finalize; a final result's bytes list each contents heading once and mark every
     contradicted carried line, and the decisions they state are the database's."""
-    try:
-        approve_run(run=run, note="Checked by the marking property.", actor=REVIEWER)
-    except ApprovalBlocked:
+    if approve_then_finalize(run) == "blocked":
         return "blocked"
-    result = finalize_run(run=run, actor=WORKER)
-    run.refresh_from_db()
-    assert result is not None and run.status == Run.Status.FINAL, run.status_reason
-    markdown = result.markdown
+    markdown = run.result.markdown
     headings = Counter(selfcheck.contents_headings(markdown))
     assert [h for h, n in headings.items() if n > 1] == []
     assert selfcheck.unmarked_contradictions(markdown) == []
