@@ -255,13 +255,17 @@ def _member_prose(data: ResultInput, decisions: Decisions) -> list[str]:
         blocks.append(f"As written in the {role} report, version {member.version}, SHA-256 `{member.sha256}`: "
                       f"the {role} analyst's words, carried verbatim, not the reviewer's.")
         for title, text in sections:
+            section = []
             if title.strip():
                 title = _one_line(title)
                 whose = (f"the {role} report's own claim" if _CLAIM_TITLE.search(title)
                          else f"as the {role} report states it")
-                blocks.append(f"### {title} ({whose})")
+                section.append(f"### {title} ({whose})")
             if text.strip():
-                blocks.append(mark_contradictions(nest_headings(_block(text)), decisions))
+                section.append(nest_headings(_block(text)))
+            # Marked with its heading, as the self-check reads it: a title opening with an ID names the
+            # record its `Part of:` lines belong to.
+            blocks.append(mark_contradictions("\n\n".join(section), decisions))
     return blocks
 
 

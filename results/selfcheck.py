@@ -185,7 +185,7 @@ def _words(mapping: tuple[str, str, str]) -> str:
 OWN_SECTIONS = ("Run identity", "Boundary and evidence", "Source register", "Shared records", "Reconciliation",
                 "Limitations", "Verification and blockers")
 _DECLARED_AS = re.compile(rf"^Declared as `(?P<id>{_ID})`")
-_ANNOTATION = re.compile(rf"^##### Annotation by .* on (?P<id>{_ID})$")
+_ANNOTATION = re.compile(r"^##### Annotation by .* on (?P<id>\S+)$")  # the target as its member wrote it
 _REJECTED_CANONICAL = re.compile(rf"^- Rejected canonical record (?P<id>{_ID})(?: \(declared as `(?P<alias>{_ID})`\))?:")
 
 

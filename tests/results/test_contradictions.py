@@ -185,3 +185,18 @@ def test_on_the_corpus_runs_a_final_result_never_repeats_a_heading_nor_leaves_a_
 
     decide()
     assert "final" in outcomes
+
+
+def test_the_self_check_reads_a_carried_section_as_the_renderer_marked_it():
+    """A section titled by a record ID: its `Part of:` lines are that record's, for the renderer and the
+    self-check alike (a disagreement would fail a sound result)."""
+    from results.rendering import render_result
+    from tests.results.test_rendering import make_input
+
+    data = make_input(members=[{"name": "epistemic.md", "role": "epistemic", "version": 1, "sha256": "e" * 64,
+                                   "prose_sections": [("EPI-OBJ-2 inventory", "Part of: MEM-OBJ-1\n")]}],
+                         dispositions=[{"member": "memory", "record": "MEM-OBJ-1", "disposition": "rejected",
+                                        "rationale": "two objects"}])
+    markdown = render_result(data)
+    assert f"Part of: MEM-OBJ-1\n\n{MARK}EPI-OBJ-2 part of MEM-OBJ-1: MEM-OBJ-1 was rejected: two objects" in markdown
+    assert selfcheck.unmarked_contradictions(markdown) == []
