@@ -6,7 +6,7 @@ import re
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from reconcile import services
@@ -17,7 +17,7 @@ from results.contradictions import MARK, Decisions, Statement, mark_contradictio
 from results.services import approve_run, finalize_run
 from reviews.models import Run
 from tests.reconcile.factories import INSTINCTUAL, REVIEWER, WORKER, upload
-from tests.reconcile.test_coherence_properties import _rolled_back, _try, build_corpus_run, play, settle, step
+from tests.reconcile.test_coherence_properties import _try, build_corpus_run, explore, play, settle, step
 from tests.results.test_one_judge import approve_then_finalize
 
 OVERVIEW_LINE = "EPI-OBJ-2 and EPI-OBJ-3 are parts of MEM-OBJ-1"
@@ -168,23 +168,17 @@ def assert_final_bytes_hold(run: Run) -> str:
 def test_on_the_corpus_runs_a_final_result_never_repeats_a_heading_nor_leaves_a_contradiction_unmarked(
         run_factory, build):
     run = build(run_factory)
-    outcomes = []
 
-    @EXAMPLES
-    @given(sequence=moves, reject_memory=st.booleans())
-    def decide(sequence, reject_memory):
-        def body():
-            if reject_memory:  # the case, among the random ones
-                for m in Mapping.objects.filter(run=run, source__startswith="MEM-OBJ-"):
-                    _try(lambda: services.decide_mapping(mapping=m, decision="reject", rationale="not one object",
-                                                         actor=REVIEWER, expected_version=m.version))
-            play_with_canonical(run, sequence)
-            settle(run)
-            return assert_final_bytes_hold(run)
-        outcomes.append(_rolled_back(run, body))
+    def body(sequence, reject_memory):
+        if reject_memory:  # the case, among the random ones
+            for m in Mapping.objects.filter(run=run, source__startswith="MEM-OBJ-"):
+                _try(lambda: services.decide_mapping(mapping=m, decision="reject", rationale="not one object",
+                                                     actor=REVIEWER, expected_version=m.version))
+        play_with_canonical(run, sequence)
+        settle(run)
+        return assert_final_bytes_hold(run)
 
-    decide()
-    assert "final" in outcomes
+    assert "final" in explore(run, EXAMPLES, body, sequence=moves, reject_memory=st.booleans())
 
 
 def test_the_self_check_reads_a_carried_section_as_the_renderer_marked_it():
