@@ -181,7 +181,8 @@ def gather_result_input(
             rejected.append(rendering.RejectedItem(
                 item=f"canonical record {c.canonical_id}",
                 consequence=f"{c.canonical_id} ({c.label or c.kind}) is not part of the shared records",
-                rationale=c.rationale,
+                rationale=c.rationale, record=c.canonical_id,
+                declared_as=c.source_record_id if c.source_record_id != c.canonical_id else "",
             ))
 
     amendments, conflicts = _amendment_entries(members, aliases)
