@@ -253,6 +253,7 @@ def verify_files(files: dict[str, bytes], keys: list[dsse.PublicKey] | None = No
             trail.check_attested_head(audit, predicate, result_sha256=hashes[RESULT_MD] if RESULT_MD in files else None,
                                       manifest_sha256=manifest_sha, failures=failures)
             trail.check_approvals(audit, predicate, failures)
+            trail.check_reviews(audit, predicate, failures)
     return report
 
 

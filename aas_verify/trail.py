@@ -263,3 +263,34 @@ def _check_approval_head(trail: Trail, approval: dict, event: dict, index: int, 
         failures.append(Failure("attestation.dsse.json", f"approval {approval.get('id')} signed off event "
                                 f"#{signed.get('seq')} (hash {signed.get('hash')}), which is not the trail's event "
                                 f"just before its run.approved #{event['seq']}", field=where))
+
+
+
+def _has_event(trail: Trail, action: str, **expected) -> bool:
+    """Some event of `action` whose `after` holds every expected value (`actor` is the event's own)."""
+    for event in trail.events:
+        after = event.get("after")
+        if event.get("action") != action or not isinstance(after, dict):
+            continue
+        if all((event.get("actor") if name == "actor" else after.get(name)) == value
+               for name, value in expected.items()):
+            return True
+    return False
+
+
+def check_reviews(trail: Trail, predicate: dict, failures: list[Failure]) -> None:
+    """Each review pass the statement records is a pass.submitted event by that reviewer, and each
+    adjudication a conflict.settled event with that decision on that item, by that adjudicator."""
+    for index, review in enumerate(predicate.get("review_passes") or []):
+        review = review if isinstance(review, dict) else {}
+        if not _has_event(trail, "pass.submitted", **{"pass": review.get("pass"), "reviewer": review.get("reviewer")}):
+            failures.append(Failure(AUDIT, f"no pass.submitted event for review pass {review.get('pass')} by "
+                                           f"{review.get('reviewer')}, which the signed statement records",
+                                    field=f"predicate.review_passes[{index}]"))
+    for index, settled in enumerate(predicate.get("adjudications") or []):
+        settled = settled if isinstance(settled, dict) else {}
+        if not _has_event(trail, "conflict.settled", item=settled.get("item"), decision=settled.get("decision"),
+                          actor=settled.get("adjudicator")):
+            failures.append(Failure(AUDIT, f"no conflict.settled event for the adjudication of {settled.get('item')} "
+                                           f"({settled.get('decision')} by {settled.get('adjudicator')}), which the "
+                                           "signed statement records", field=f"predicate.adjudications[{index}]"))

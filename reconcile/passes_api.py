@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,6 +18,49 @@ from .passes.listing import conflict_data, passes_for
 from .services import ProposalError, StaleVersion, StateConflict
 
 
+class FiguresSerializer(serializers.Serializer):
+    name = serializers.CharField(required=False)
+    items = serializers.IntegerField()
+    agreements = serializers.IntegerField()
+    percent_agreement = serializers.FloatField(allow_null=True)
+    cohens_kappa = serializers.FloatField(allow_null=True, help_text="two passes only")
+    krippendorffs_alpha = serializers.FloatField(allow_null=True, help_text="nominal")
+
+
+class AgreementSerializer(serializers.Serializer):
+    reviews_required = serializers.IntegerField()
+    complete = serializers.BooleanField()
+    passes = serializers.ListField(child=serializers.DictField())
+    kinds = serializers.DictField(child=FiguresSerializer(), help_text="mapping, issue, amendment, canonical")
+    overall = FiguresSerializer(allow_null=True)
+
+
+class PassSerializer(serializers.Serializer):
+    reviews_required = serializers.IntegerField()
+    complete = serializers.BooleanField(allow_null=True, help_text="null for a run that takes one review")
+    passes = serializers.ListField(child=serializers.DictField(), help_text="each pass's reviewer, state and "
+                                   "count; `decisions` null while the caller may not see them yet")
+
+
+class ConflictSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    item = serializers.CharField()
+    kind = serializers.CharField()
+    name = serializers.CharField()
+    state = serializers.CharField()
+    version = serializers.IntegerField()
+    note = serializers.CharField(allow_blank=True)
+    decisions = serializers.ListField(child=serializers.DictField())
+    decision = serializers.CharField(allow_null=True)
+    rationale = serializers.CharField(allow_blank=True)
+    settled_by = serializers.CharField(allow_null=True)
+    settled_at = serializers.DateTimeField(allow_null=True)
+
+
+class ConflictListSerializer(serializers.Serializer):
+    conflicts = ConflictSerializer(many=True)
+
+
 def _refusal(error: StateConflict | ProposalError) -> ApiError:
     if isinstance(error, StaleVersion):
         return ConflictError(error.message, code=error.code, details={"current": conflict_data(error.current)})
@@ -30,9 +73,7 @@ def _refusal(error: StateConflict | ProposalError) -> ApiError:
 class PassesView(APIView):
     @extend_schema(summary="The run's review passes: reviewers, state, counts; the decisions of others only "
                            "once the caller's own pass is submitted",
-                   responses={200: inline_serializer("ReviewPasses", {"reviews_required": serializers.IntegerField(),
-                                                                      "complete": serializers.BooleanField(),
-                                                                      "passes": serializers.ListField()})})
+                   responses={200: PassSerializer})
     def get(self, request, run_id: str):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         return Response(passes_for(run, request.user))
@@ -40,8 +81,7 @@ class PassesView(APIView):
 
 class SubmitPassView(APIView):
     @extend_schema(summary="Submit the caller's own review pass (reviewer); 409 naming what is still open in it",
-                   request=None, responses={200: inline_serializer("SubmittedPass", {
-                       "pass": serializers.IntegerField(), "state": serializers.CharField()})})
+                   request=None, responses={200: PassSerializer})
     def post(self, request, run_id: str):
         run = run_for(request, run_id, allowed=DECIDE, action="pass.submit")
         try:
@@ -54,9 +94,7 @@ class SubmitPassView(APIView):
 class AgreementView(APIView):
     @extend_schema(summary="Agreement between the submitted passes per item kind and overall: items, agreements, "
                            "percent, Cohen's kappa (two passes), Krippendorff's alpha (nominal)",
-                   responses={200: inline_serializer("Agreement", {"complete": serializers.BooleanField(),
-                                                                   "kinds": serializers.DictField(),
-                                                                   "overall": serializers.DictField()})})
+                   responses={200: AgreementSerializer})
     def get(self, request, run_id: str):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         return Response(agreement(run))
@@ -64,8 +102,7 @@ class AgreementView(APIView):
 
 class ConflictsView(APIView):
     @extend_schema(summary="Items the submitted passes decided differently, each pass's decision and rationale "
-                           "side by side", responses={200: inline_serializer("Conflicts", {
-                               "conflicts": serializers.ListField()})})
+                           "side by side", responses={200: ConflictListSerializer})
     def get(self, request, run_id: str):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         return Response({"conflicts": [conflict_data(c) for c in Conflict.objects.filter(run=run)]})
@@ -81,8 +118,7 @@ class AdjudicationSerializer(serializers.Serializer):
 class ConflictDecisionView(APIView):
     @extend_schema(summary="Settle a conflict (a reviewer with the adjudicate permission who wrote none of its "
                            "passes); refused when it would leave the decisions incoherent",
-                   request=AdjudicationSerializer, responses={200: inline_serializer("SettledConflict", {
-                       "id": serializers.IntegerField(), "state": serializers.CharField()})})
+                   request=AdjudicationSerializer, responses={200: ConflictSerializer})
     def post(self, request, run_id: str, conflict_id: int):
         run = run_for(request, run_id, allowed=DECIDE, action="conflict.settle")
         conflict = get_object_or_404(Conflict, run=run, pk=conflict_id)

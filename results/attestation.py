@@ -70,6 +70,7 @@ class AttestationInput:
     revises: str | None = None
     review_passes: tuple[Mapping, ...] = field(default=())
     adjudications: tuple[Mapping, ...] = field(default=())
+    agreement: Mapping | None = None  # with independent reviews: the figures per item kind and overall
 
 
 def build_statement(data: AttestationInput) -> dict:
@@ -93,6 +94,7 @@ def build_statement(data: AttestationInput) -> dict:
             "quotations": {"verified": data.quotations_verified, "total": data.quotations_total,
                            "snapshot_sha256": data.snapshot_sha256},
             "revises": data.revises,
+            **({"agreement": dict(data.agreement)} if data.agreement is not None else {}),
         },
     }
 

@@ -39,7 +39,7 @@ def attest_result(*, locked: Run, result: Result, members: dict[str, bytes], key
     seq, head_hash = chain_head(locked)
     result_json = result_json_bytes(result.data)
     quotations = quotation_summary(locked)
-    passes, adjudications = review_record(locked)
+    passes, adjudications, agreement = review_record(locked)
     statement = build_statement(AttestationInput(
         run_id=locked.run_id, manifest_sha256=result.manifest_sha256, audit_head=(seq, head_hash),
         result_md_sha256=result.sha256, result_json_sha256=archives.sha256_hex(result_json),
@@ -47,7 +47,7 @@ def attest_result(*, locked: Run, result: Result, members: dict[str, bytes], key
         validation_errors=0, validation_warnings=warnings,
         quotations_verified=quotations["verified"], quotations_total=quotations["total"],
         snapshot_sha256=quotations["snapshot_sha256"], revises=locked.revises.run_id if locked.revises_id else None,
-        review_passes=tuple(passes), adjudications=tuple(adjudications),
+        review_passes=tuple(passes), adjudications=tuple(adjudications), agreement=agreement,
     ))
     envelope = envelope_bytes(sign_statement(statement, key))
     return Attestation.objects.create(

@@ -258,7 +258,7 @@ def world(db, run_factory):
         "decision_id": IssueDecision.objects.filter(run=run).first().pk,
         "issue_id": IssueDecision.objects.filter(run=run).first().pk,
         "amendment_id": amendment.pk, "canonical_id": canonical.pk, "verb": "resolve",
-        "webhook_id": 987654, "delivery_id": 987654,
+        "webhook_id": 987654, "delivery_id": 987654, "conflict_id": 987654,
         "correction_id": corrections.raise_correction(run=run, member="memory", text="Cite the file.",
                                                       actor=Actor("user:reviewer-m")).pk,
     }
