@@ -239,10 +239,12 @@ def test_the_bundle_waits_until_the_callers_own_review_is_submitted(two_reviews,
 def test_the_coherence_rules_hold_within_a_pass(two_reviews):
     run = two_reviews
     _, as_alice = _reviewer("alice")
-    mapping = Mapping.objects.filter(run=run, state="proposed", relation="same").exclude(target="").order_by("pk").first()
-    record = CanonicalRecord.objects.get(run=run, canonical_id=mapping.target)
+    record = CanonicalRecord.objects.filter(run=run, kind="OBJ", state="active").order_by("pk").first()
+    source = Mapping.objects.filter(run=run, state="proposed", source__contains="-OBJ-").order_by("pk").first().source
+    mapping, _ = services.propose_mapping(run=run, source=source, relation="part-of", target=record.canonical_id,
+                                          actor=as_alice)
     services.reject_canonical_record(record=record, rationale="not a real component", actor=as_alice)
     assert CanonicalRecord.objects.get(pk=record.pk).state == "active"  # only in alice's pass
-    with pytest.raises(services.StateConflict, match="rejected"):
+    with pytest.raises((services.StateConflict, services.ProposalError), match="rejected"):
         services.decide_mapping(mapping=mapping, decision="accept", rationale="", actor=as_alice,
                                 expected_version=mapping.version)
