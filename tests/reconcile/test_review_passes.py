@@ -103,7 +103,6 @@ def test_a_third_reviewer_cannot_start_a_pass_and_a_submitted_one_takes_no_more(
     _, as_carol = _reviewer("carol")
     _decide_all(as_alice)
     first = Mapping.objects.filter(run=run).order_by("pk").first()
-    services.decide_mapping  # noqa: B018
     _decide_all(as_bob)
     with pytest.raises(PassRefused, match="alice and bob"):
         services.decide_mapping(mapping=first, decision="reject", rationale="x", actor=as_carol,
@@ -125,8 +124,9 @@ def test_an_unfinished_pass_is_not_submitted(two_reviews):
         submit_pass(run=run, reviewer=alice, actor=as_alice)
 
 
-def test_agreements_become_decisions_and_disagreements_conflicts_settled_by_an_adjudicator(two_reviews):
-    run = two_reviews
+def _two_passes_one_disagreement(run):
+    """alice and bob review the whole run, alice rejecting the first issue bob accepts; both submit.
+    Returns (alice, as_alice, judge, as_judge), judge an adjudicator."""
     alice, as_alice = _reviewer("alice")
     bob, as_bob = _reviewer("bob")
     judge, as_judge = _reviewer("judge", adjudicate=True)
@@ -135,6 +135,13 @@ def test_agreements_become_decisions_and_disagreements_conflicts_settled_by_an_a
     submit_pass(run=run, reviewer=alice, actor=as_alice)
     assert Mapping.objects.filter(run=run, state="accepted").count() == 0  # still blind: one pass only
     submit_pass(run=run, reviewer=bob, actor=as_bob)
+    return alice, as_alice, judge, as_judge
+
+
+def test_agreements_become_decisions_and_disagreements_conflicts_settled_by_an_adjudicator(two_reviews):
+    run = two_reviews
+    alice, as_alice, judge, as_judge = _two_passes_one_disagreement(run)
+    _, as_bob = _reviewer("bob")
     conflicts = list(Conflict.objects.filter(run=run))
     assert [c.model for c in conflicts] == ["issue"]
     assert [d["state"] for d in conflicts[0].decisions] == ["rejected", "accepted"]
@@ -204,13 +211,7 @@ def test_the_result_names_the_passes_the_adjudications_and_the_agreement(two_rev
     from results.models import Result
 
     run = two_reviews
-    alice, as_alice = _reviewer("alice")
-    bob, as_bob = _reviewer("bob")
-    judge, as_judge = _reviewer("judge", adjudicate=True)
-    _decide_all(as_alice, reject_first_issue=True)
-    _decide_all(as_bob)
-    submit_pass(run=run, reviewer=alice, actor=as_alice)
-    submit_pass(run=run, reviewer=bob, actor=as_bob)
+    _, _, judge, as_judge = _two_passes_one_disagreement(run)
     conflict = Conflict.objects.get(run=run)
     settle_conflict(conflict=conflict, decision="reject", rationale="alice is right", reviewer=judge,
                     actor=as_judge, expected_version=1)
