@@ -37,13 +37,15 @@ The statement (in-toto Statement v1) is
                  one per member file, named as in ARTIFACT.yaml],
      "predicateType": "urn:aas-review:predicate:final-result:v1",
      "predicate": {"run_id", "manifest_sha256", "audit_head": {"seq", "hash"},
-                   "approvals": [{"id", "by", "at", "note"}], "review_passes": [...],
-                   "adjudications": [...], "validation": {"errors", "warnings"},
+                   "approvals": [{"id", "by", "at", "note", "audit_head": {"seq", "hash"} | null}],
+                   "review_passes": [...], "adjudications": [...], "validation": {"errors", "warnings"},
                    "quotations": {"verified", "total", "snapshot_sha256"}, "revises": RUN_ID | null}}
 
 where `audit_head` is the `run.finalized` event itself (finalization signs in the
-transaction that writes it), and each approval's `id` is the `approval` that its
-`run.approved` event records.
+transaction that writes it), each approval's `id` is the `approval` that its
+`run.approved` event records, and its `audit_head` the chain head that event records
+(`after.audit_head`: the trail's event just before it; null only for an approval made
+before approvals recorded one). `review_passes` and `adjudications` are lists.
 
 Checks, each failure naming the file and, where it applies, the event and the field:
 every ARTIFACT.yaml pin and MANIFEST.json hash against the bytes; every member file
@@ -53,7 +55,7 @@ recomputed from its content and predecessor, the sequence unbroken from 1, and t
 trail's end equal to its recorded head; the attested head present in the trail with
 its hash, a `run.finalized` whose result and manifest hashes are result.md's and
 ARTIFACT.yaml's; each attested approval matching its `run.approved` event (actor,
-note); every subject digest against the bytes; and the envelope's Ed25519 signature
+note, the chain head it signed off, which must be the trail's event before it); every subject digest against the bytes; and the envelope's Ed25519 signature
 against `--key` (a PEM or the JSON of `GET /api/keys/`, retired keys included) or,
 without it, the bundle's own key, with a note that it must be compared with a copy
 obtained separately.

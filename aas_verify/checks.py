@@ -231,6 +231,9 @@ def verify_files(files: dict[str, bytes], keys: list[dsse.PublicKey] | None = No
         failures.append(Failure(ENVELOPE, "the statement has no predicate", field="predicate"))
     if statement:
         _check_subjects(statement, files, hashes, pins, failures)
+    for name in ("review_passes", "adjudications"):
+        if predicate and not isinstance(predicate.get(name), list):
+            failures.append(Failure(ENVELOPE, f"the statement's {name} is not a list", field=f"predicate.{name}"))
     run_id = predicate.get("run_id") if isinstance(predicate.get("run_id"), str) else None
     manifest_sha = hashes[ARTIFACT] if ARTIFACT in files else None
     if predicate and predicate.get("manifest_sha256") != manifest_sha:
@@ -250,6 +253,7 @@ def verify_files(files: dict[str, bytes], keys: list[dsse.PublicKey] | None = No
             trail.check_attested_head(audit, predicate, result_sha256=hashes[RESULT_MD] if RESULT_MD in files else None,
                                       manifest_sha256=manifest_sha, failures=failures)
             trail.check_approvals(audit, predicate, failures)
+            trail.check_reviews(audit, predicate, failures)
     return report
 
 

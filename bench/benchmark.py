@@ -13,6 +13,7 @@ Parts (run all, or name some: `bench/benchmark.py ingest latency`):
   + SHA-256 measured right after each attempt (median of the attempts' ratios);
 - page: the reconciliation page at 20, 2,000 and 20,000 records and the member page at 20 to 50,000
   (bench/bench_pages.py);
+- passes: the reconciliation page with two submitted review passes (bench/bench_passes.py);
 - latency: upload → validated and approve → final for the seed run, and a
   generated 2 MB report, through Redis and a real worker process the bench
   starts (and stops) on a queue of its own;
@@ -46,6 +47,7 @@ import uuid
 from bench_common import ROOT, delete_queue, prepare_database, redis_answers, report, seed_files
 from bench_load import bench_reads, bench_slow_clients
 from bench_pages import bench_pages, profile_pages
+from bench_passes import bench_passes_page
 from bench_uploads import bench_uploads, profile_uploads
 
 def main():
@@ -84,7 +86,7 @@ def main():
             return
         # `bench/benchmark.py latency uploads` runs only those parts; no argument runs every part.
         wanted = ({arg for arg in sys.argv[1:] if not arg.startswith("-")}
-                  or {"ingest", "page", "latency", "uploads", "reads", "slow"})
+                  or {"ingest", "page", "latency", "uploads", "reads", "slow", "passes"})
         if "ingest" in wanted:
             bench_ingest()
         if "page" in wanted:
@@ -97,6 +99,8 @@ def main():
             bench_reads(database_url, redis_url)
         if "slow" in wanted:
             bench_slow_clients(database_url, redis_url)
+        if "passes" in wanted:
+            bench_passes_page()
     finally:
         from django.db import connections
 

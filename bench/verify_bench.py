@@ -51,7 +51,9 @@ def build_bundle() -> tuple[bytes, bytes]:
         action = {EVENTS - 2: "run.approved", EVENTS: "run.finalized"}.get(seq, "member.uploaded")
         after = {"sha256": sha(str(seq).encode()), "note": "x" * 40, "n": seq}
         if action == "run.approved":
-            after = {"manifest_sha256": sha(artifact), "note": "Checked.", "approval": 1}
+            signed_off = (seq - 1, prev)
+            after = {"manifest_sha256": sha(artifact), "note": "Checked.", "approval": 1,
+                     "audit_head": {"seq": seq - 1, "hash": prev}}
         if action == "run.finalized":
             after = {"result_sha256": sha(result_md), "manifest_sha256": sha(artifact)}
         event = {"seq": seq, "actor": "token:agent-1", "action": action, "object_type": "run", "object_id": RUN_ID,
@@ -66,7 +68,8 @@ def build_bundle() -> tuple[bytes, bytes]:
     statement = build_statement(AttestationInput(
         run_id=RUN_ID, manifest_sha256=sha(artifact), audit_head=(EVENTS, prev), result_md_sha256=sha(result_md),
         result_json_sha256=sha(result_json), members=pins_of(members),
-        approvals=(ApprovalEntry(id=1, by="token:agent-1", at="2026-10-02T10:00:00+00:00", note="Checked."),)))
+        approvals=(ApprovalEntry(id=1, by="token:agent-1", at="2026-10-02T10:00:00+00:00", note="Checked.",
+                                 audit_head=signed_off),)))
     files = dict(members) | {"ARTIFACT.yaml": artifact, "result.md": result_md, "result.json": result_json,
                              "audit.json": audit, "public-key.pem": key.public_key_pem.encode(),
                              "attestation.dsse.json": envelope_bytes(sign_statement(statement, key))}
@@ -89,6 +92,7 @@ def best(fn, times: int = 5) -> float:
 
 def bench_verify(report=lambda name, value, unit="", note="": print(f"{name}: {value} {unit} {note}")) -> float:
     from aas_verify import load_keys, verify_bundle
+    from aas_verify.archive import read_bundle
 
     bundle, pem = build_bundle()
     keys = load_keys(pem, "bench key")
@@ -98,9 +102,13 @@ def bench_verify(report=lambda name, value, unit="", note="": print(f"{name}: {v
         trail = archive.read("audit.json")
     verifier = best(lambda: verify_bundle(bundle, keys))
     baseline = best(lambda: (hashlib.sha256(bundle).hexdigest(), json.loads(trail)))
+    # What any check costs before it starts: inflating the zip (with its CRC-32s) and hashing every file.
+    floor = best(lambda: [hashlib.sha256(data).hexdigest() for data in read_bundle(bundle, max_bytes=1 << 30).values()])
     report("verify: bundle", f"{len(bundle) / 1e6:.2f}", "MB", f"(2 MB member, {EVENTS} audit events)")
     report("verify: aas_verify", f"{verifier * 1000:.1f}", "ms")
     report("verify: bare SHA-256 + JSON parse of the trail", f"{baseline * 1000:.1f}", "ms")
+    report("verify: inflate + SHA-256 of the bundle's files alone", f"{floor * 1000:.1f}", "ms",
+           f"({floor / baseline:.2f}x the baseline)")
     report("verify: ratio", f"{verifier / baseline:.2f}", "x", "(target <= 3x, DESIGN §11)")
     return verifier / baseline
 

@@ -53,6 +53,8 @@ _RENAMED = {
     "run.finalized": ("run.final",),
     "run.finalize_failed": ("run.failed",),
     "run.reopened": ("run.reopened", "run.in_review"),
+    # An independent review's decisions stay blind until submitted (DESIGN §2): never in the feed.
+    "pass.decided": (),
 }
 _CURSOR = re.compile(r"^(\d{1,19})-(\d{1,19})$")
 _TABLE = AuditEvent._meta.db_table

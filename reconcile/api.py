@@ -231,6 +231,8 @@ class _DecisionView(APIView):
 
     item_serializer: type[serializers.Serializer]
     request_serializer: type[serializers.Serializer] = DecisionSerializer
+    # With independent reviews the decision is taken, and answered, in the caller's own pass.
+    in_pass_world = True
 
     def decide(self, request, call):
         decision = self.request_serializer(data=request.data)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, corrections_api
+from . import api, corrections_api, passes_api
 
 urlpatterns = [
     path("runs/<str:run_id>/canonical-records/", api.CanonicalRecordListView.as_view(), name="api-canonical-records"),
@@ -15,6 +15,12 @@ urlpatterns = [
          name="api-amendment-decision"),
     path("runs/<str:run_id>/progress/", api.ProgressView.as_view(), name="api-decision-progress"),
     path("runs/<str:run_id>/blockers/", api.BlockersView.as_view(), name="api-run-blockers"),
+    path("runs/<str:run_id>/passes/", passes_api.PassesView.as_view(), name="api-passes"),
+    path("runs/<str:run_id>/passes/mine/submit/", passes_api.SubmitPassView.as_view(), name="api-pass-submit"),
+    path("runs/<str:run_id>/agreement/", passes_api.AgreementView.as_view(), name="api-agreement"),
+    path("runs/<str:run_id>/conflicts/", passes_api.ConflictsView.as_view(), name="api-conflicts"),
+    path("runs/<str:run_id>/conflicts/<int:conflict_id>/decision/", passes_api.ConflictDecisionView.as_view(),
+         name="api-conflict-decision"),
     path("runs/<str:run_id>/members/<str:member_id>/diff/", corrections_api.MemberDiffView.as_view(),
          name="api-member-diff"),
     path("runs/<str:run_id>/corrections/", corrections_api.CorrectionListView.as_view(), name="api-corrections"),

@@ -28,3 +28,9 @@ class ReconcileConfig(AppConfig):
         from .selectors import awaits_answers
 
         register_pending(awaits_answers)
+        # A reviewer reads a run in independent review through their own pass (reconcile/passes/world.py).
+        from reviews.access import on_run_read
+
+        from .passes.world import enter_for_request
+
+        on_run_read(enter_for_request)

@@ -18,7 +18,7 @@ from reviews.models import Run
 from . import dispositions as d
 from .paragraphs import amendment_sha256, stated_paragraphs, supersession_keys
 from .vocabulary import SEEDING_ROLES
-from .models import AmendmentDecision, CanonicalRecord, CorrectionRequest, IssueDecision, Mapping
+from .models import AmendmentDecision, CanonicalRecord, Conflict, CorrectionRequest, IssueDecision, Mapping, ReviewPass
 
 # How many validation errors get a blocker each before one blocker says how many more there are.
 FIRST_ERRORS = 20
@@ -42,6 +42,8 @@ def _preconditions(run: Run, versions: list[MemberVersion]) -> list[d.Blocker]:
         blockers.append(d.Blocker(d.NO_MEMBERS, run.run_id, "The run has no member reports.", page))
         return blockers
     blockers += _pending_corrections(run)
+    if run.reviews_required > 1:
+        blockers += _independent_reviews(run)
     # From the recorded hashes, as validation computed the run's: asked on every page and decision, this
     # must not read and hash every member's bytes. Approval checks the bytes against them.
     pins = {archives.member_filename(v.member.role): v.sha256 for v in versions}
@@ -150,6 +152,21 @@ def _pending_corrections(run: Run) -> list[d.Blocker]:
                                    f"Correction request #{pk} to {about} is answered: resolve it or reopen it: "
                                    f"“{shown}”", f"{page}-{pk}"))
     return found
+
+
+def _independent_reviews(run: Run) -> list[d.Blocker]:
+    """Passes still to submit, and conflicts between submitted ones not yet adjudicated (DESIGN §3)."""
+    page = reverse("run-reconcile", args=[run.run_id])
+    submitted = list(ReviewPass.objects.filter(run=run, state=ReviewPass.State.SUBMITTED).order_by("number")
+                     .values_list("reviewer__username", flat=True))
+    if len(submitted) < run.reviews_required:
+        done = f"{len(submitted)} submitted ({', '.join(submitted)})" if submitted else "none submitted yet"
+        return [d.Blocker(d.PASS_MISSING, run.run_id, f"The run needs {run.reviews_required} independent reviews, "
+                          f"{done}: each reviewer submits their own from the reconciliation page.", page)]
+    conflicts = reverse("run-conflicts", args=[run.run_id])
+    return [d.Blocker(d.CONFLICT_OPEN, name, f"The reviews disagree on {name}: an adjudicator settles it.",
+                      f"{conflicts}#conflict-{pk}")
+            for pk, name in Conflict.objects.filter(run=run, state=Conflict.State.OPEN).values_list("pk", "name")]
 
 
 def run_standing(run: Run, versions: list[MemberVersion] | None = None) -> d.Standing:

@@ -1,3 +1,5 @@
+from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.utils import timezone
 
@@ -281,3 +283,83 @@ class CorrectionReply(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+
+
+class ReviewPass(models.Model):
+    """One reviewer's independent decisions on a run that requires several (DESIGN §2 "Review pass"):
+    blind to the others until submitted. Its decisions are `PassEntry` rows, the values it gives the
+    shared rows, which `reconcile.passes.world` lays over them for that reviewer alone."""
+
+    class State(models.TextChoices):
+        OPEN = "open"
+        SUBMITTED = "submitted"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="review_passes")
+    number = models.PositiveSmallIntegerField(help_text="1, 2, … in the order the passes were started")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_passes")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    started_at = models.DateTimeField(default=timezone.now)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    # Frozen at submission (reconcile.passes.consensus): item key → {"name", "state", "target",
+    # "rationale", "decided"}, what the pass decided on every item it could, as the pass saw it.
+    decisions = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["run_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "number"], name="pass_number_unique_per_run"),
+            models.UniqueConstraint(fields=["run", "reviewer"], name="one_pass_per_reviewer"),
+        ]
+
+    def __str__(self) -> str:
+        return f"pass {self.number} ({self.reviewer.get_username()})"
+
+
+class PassEntry(models.Model):
+    """What one pass did to one shared row: the row's values in that pass (`values`), laid over the row
+    while it is still at `base_version` (a row changed underneath, by a re-upload, drops the entry:
+    the item is open again in the pass). `created` rows (a canonical record a `new` mapping allocated
+    in the pass, a kind's counter) exist only in the pass."""
+
+    review_pass = models.ForeignKey(ReviewPass, on_delete=models.CASCADE, related_name="entries")
+    model = models.CharField(max_length=10)  # mapping | issue | amendment | canonical | counter
+    key = models.CharField(max_length=120)  # the row's pk; a canonical record's ID; a counter's kind
+    base_version = models.PositiveIntegerField(null=True, blank=True)
+    created = models.BooleanField(default=False)
+    values = models.JSONField(encoder=DjangoJSONEncoder)
+
+    class Meta:
+        ordering = ["review_pass_id", "model", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["review_pass", "model", "key"], name="one_entry_per_row_and_pass"),
+        ]
+
+
+class Conflict(models.Model):
+    """An item the submitted passes decided differently (DESIGN §2), settled by an adjudication."""
+
+    class State(models.TextChoices):
+        OPEN = "open"
+        SETTLED = "settled"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="conflicts")
+    model = models.CharField(max_length=10)  # mapping | issue | amendment | canonical
+    key = models.CharField(max_length=120)
+    name = models.TextField(help_text="The item as the reviewer's page names it")
+    # [{"pass": n, "reviewer": name, "state": …, "target": …, "rationale": …}], in pass order.
+    decisions = models.JSONField()
+    note = models.TextField(blank=True, help_text="Why an item the passes agreed on is a conflict all the same")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    version = models.PositiveIntegerField(default=1)
+    decision = models.CharField(max_length=10, blank=True)
+    rationale = models.TextField(blank=True)
+    settled_by = models.CharField(max_length=200, blank=True)
+    settled_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run_id", "id"]
+        constraints = [models.UniqueConstraint(fields=["run", "model", "key"], name="one_conflict_per_item")]
+
+    def __str__(self) -> str:
+        return self.name

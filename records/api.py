@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Count, Q
 from django.http import Http404, HttpResponse, HttpResponseNotModified
 from django.shortcuts import get_object_or_404
@@ -21,7 +22,7 @@ from reviews.audit import Actor
 from reviews.models import Run
 # JSON nested too deep, and a form field sent twice, are refused with a 400
 from reviews.parsers import FormParser, JSONParser, MultiPartParser
-from reviews.services import ParticipantsRefused, set_participants
+from reviews.services import ParticipantsRefused, ReviewsRequiredRefused, set_participants, set_reviews_required
 
 from . import parsed, services
 from .api_schema import (
@@ -110,26 +111,37 @@ class RunDetailView(APIView):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         return Response(run_detail_data(run))
 
-    @extend_schema(summary="Change the run's participants: the agents, besides its creator, that may upload to "
-                           "it and answer its correction requests (reviewer or admin)",
+    @extend_schema(summary="Change the run's participants (the agents, besides its creator, that may upload to "
+                           "it and answer its correction requests) and/or `reviews_required` (1-5, until the "
+                           "first decision); reviewer or admin",
                    request=ParticipantsSerializer, responses={200: ParticipantsSerializer})
     def patch(self, request, run_id: str):
-        run = run_for(request, run_id, allowed=DECIDE, action="change participants")
+        run = run_for(request, run_id, allowed=DECIDE, action="change the run")
         data = request.data if hasattr(request.data, "get") else {}
-        others = sorted(set(data) - {"participants"})
-        if others:
-            raise ApiError(f"{', '.join(others)}: not changeable here; send `participants`", code="invalid",
-                           details={"fields": others})
-        names = data.get("participants")
-        if not isinstance(names, list) or not all(isinstance(name, str) and name for name in names):
-            raise ApiError("participants: required, a list of agents' user names", code="invalid",
-                           details={"field": "participants"})
-        try:
-            participants = set_participants(run=run, usernames=names, actor=Actor.for_request(request))
-        except ParticipantsRefused as error:
-            raise ApiError(str(error), code="invalid", details={"field": "participants"}) from None
-        return Response({"participants": participants,
-                         "created_by": run.created_by.get_username() if run.created_by else None})
+        others = sorted(set(data) - {"participants", "reviews_required"})
+        if others or not data:
+            raise ApiError(f"{', '.join(others) or 'nothing'}: not changeable here; send `participants` and/or "
+                           "`reviews_required`", code="invalid", details={"fields": others})
+        actor = Actor.for_request(request)
+        with transaction.atomic():
+            if "reviews_required" in data:
+                try:
+                    set_reviews_required(run=run, count=data["reviews_required"], actor=actor)
+                except ReviewsRequiredRefused as error:
+                    raise ApiError(str(error), code="invalid", details={"field": "reviews_required"}) from None
+            if "participants" in data:
+                names = data.get("participants")
+                if not isinstance(names, list) or not all(isinstance(name, str) and name for name in names):
+                    raise ApiError("participants: required, a list of agents' user names", code="invalid",
+                                   details={"field": "participants"})
+                try:
+                    set_participants(run=run, usernames=names, actor=actor)
+                except ParticipantsRefused as error:
+                    raise ApiError(str(error), code="invalid", details={"field": "participants"}) from None
+        run.refresh_from_db()
+        return Response({"participants": run.participant_names(),
+                         "created_by": run.created_by.get_username() if run.created_by else None}
+                        | ({"reviews_required": run.reviews_required} if "reviews_required" in data else {}))
 
 
 def _upload_from(request) -> tuple[str, str | None, bytes]:

@@ -64,7 +64,10 @@ class RunDetailSerializer(RunSerializer):
 
 
 class ParticipantsSerializer(serializers.Serializer):
-    participants = serializers.ListField(child=serializers.CharField(), help_text="agents' user names")
+    participants = serializers.ListField(child=serializers.CharField(), help_text="agents' user names",
+                                         required=False)
+    reviews_required = serializers.IntegerField(min_value=1, max_value=5, required=False,
+                                                help_text="independent review passes the run needs (DESIGN §5)")
     created_by = serializers.CharField(read_only=True, allow_null=True)
 
 

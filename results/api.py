@@ -15,6 +15,8 @@ from records.api import BundleImportView
 from reviews.access import DECIDE, READ_AUDIT, READ_RUNS, run_for
 from reviews.api_errors import ApiError, Conflict
 from reviews.audit import Actor
+from reviews.models import AuditEvent
+from reviews.withheld import PASS_DECIDED, withheld_events
 
 from . import services
 from .attestation import MEDIA_TYPE
@@ -213,6 +215,11 @@ class BundleView(BundleImportView):
                            "audit.json, attestation.dsse.json, public-key.pem, MANIFEST.json", responses={(200, "application/zip"): OpenApiTypes.BINARY})
     def get(self, request, run_id: str):
         run = run_for(request, run_id, allowed=READ_AUDIT, action="export bundle")
+        blind = AuditEvent.objects.filter(run=run, action=PASS_DECIDED)
+        if blind.exists() and withheld_events(run, request.user, blind):
+            raise Conflict("The bundle carries the whole audit trail, with the decisions of other reviewers' "
+                           "independent reviews: it is exported once your own review is submitted, or every review "
+                           "is", code="reviews_blind")
         data = services.export_bundle(run=run)
         response = HttpResponse(data, content_type="application/zip")
         response["Content-Disposition"] = content_disposition_header(True, f"{run.run_id}.zip")

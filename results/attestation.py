@@ -13,12 +13,17 @@ the reference ones, and no envelope code is written here. The verifier
 Predicate (type PREDICATE_TYPE, documented in aas_verify/README.md):
 
     {"run_id", "manifest_sha256", "audit_head": {"seq", "hash"},
-     "approvals": [{"id", "by", "at", "note"}], "review_passes": [...], "adjudications": [...],
+     "approvals": [{"id", "by", "at", "note", "audit_head": {"seq", "hash"} or null}],
+     "review_passes": [...], "adjudications": [...],
      "validation": {"errors", "warnings"},
      "quotations": {"verified", "total", "snapshot_sha256"}, "revises": RUN_ID or null}
 
 `audit_head` is the run's `run.finalized` event: finalization signs in the
-transaction that writes it.
+transaction that writes it. Each approval's `audit_head` is the chain head the
+reviewer signed off (the trail's last event before its `run.approved`, as that
+event's `after.audit_head` records it); null for an approval made before
+approvals recorded one. `review_passes` and `adjudications` are always lists
+(`results.services.review_record`).
 """
 from __future__ import annotations
 
@@ -45,6 +50,7 @@ class ApprovalEntry:
     by: str
     at: str  # ISO 8601
     note: str
+    audit_head: tuple[int, str] | None = None  # (seq, hash) the approval recorded; None on older approvals
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,7 @@ class AttestationInput:
     revises: str | None = None
     review_passes: tuple[Mapping, ...] = field(default=())
     adjudications: tuple[Mapping, ...] = field(default=())
+    agreement: Mapping | None = None  # with independent reviews: the figures per item kind and overall
 
 
 def build_statement(data: AttestationInput) -> dict:
@@ -78,13 +85,16 @@ def build_statement(data: AttestationInput) -> dict:
             "run_id": data.run_id,
             "manifest_sha256": data.manifest_sha256,
             "audit_head": {"seq": seq, "hash": digest},
-            "approvals": [{"id": a.id, "by": a.by, "at": a.at, "note": a.note} for a in data.approvals],
+            "approvals": [{"id": a.id, "by": a.by, "at": a.at, "note": a.note,
+                           "audit_head": {"seq": a.audit_head[0], "hash": a.audit_head[1]} if a.audit_head else None}
+                          for a in data.approvals],
             "review_passes": [dict(p) for p in data.review_passes],
             "adjudications": [dict(a) for a in data.adjudications],
             "validation": {"errors": data.validation_errors, "warnings": data.validation_warnings},
             "quotations": {"verified": data.quotations_verified, "total": data.quotations_total,
                            "snapshot_sha256": data.snapshot_sha256},
             "revises": data.revises,
+            **({"agreement": dict(data.agreement)} if data.agreement is not None else {}),
         },
     }
 

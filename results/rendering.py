@@ -20,6 +20,9 @@ neither an ID nor `On`, so it declares and annotates nothing); the members'
 prose, which may hold headings and lines that start with record IDs, is
 carried verbatim only after Shared records, where nothing declares; and
 accepted mappings are written once, as a single `Mappings: A → B; …` line.
+
+Carried text is verbatim except for one addition: after a block that states a relation the
+decisions contradict, a `> **Overridden by the review:** …` mark (results.contradictions).
 """
 from __future__ import annotations
 
@@ -29,12 +32,16 @@ import re
 from reconcile.dispositions import relation_phrase
 from records.validation import KIND_HEADINGS
 
+from .contradictions import Decisions, decisions_of, mark_contradictions
+from .fences import outside_fences
+
 from .result_data import (  # noqa: F401 — callers read the dataclasses here too
     AmendmentDecision, AnnotationEntry, CanonicalEntry, CorrectionEntry, DECISION_WORDS, DispositionEntry, IssueDecision,
     KIND_ORDER, MappingEntry, MemberEntry, RECORD_ID_RE, ROLE_ORDER, RejectedItem, ResultInput, SourceEntry,
     Verification, mapping_sort_key, record_sort_key, sorted_amendments, sorted_annotations, sorted_conflicts,
     sorted_issues, sorted_members, sorted_records, sorted_rejected, source_sort_key,
 )
+from .review_lines import independent_review_blocks
 
 RESULT_TYPE = "types/agentic-system-analysis-result.md"
 _WHITESPACE = re.compile(r"\s+")
@@ -113,7 +120,7 @@ def _run_identity(data: ResultInput) -> list[str]:
     return ["## Run identity", "\n".join(lines)]
 
 
-def _boundary(data: ResultInput) -> list[str]:
+def _boundary(data: ResultInput, decisions: Decisions) -> list[str]:
     blocks = [
         "## Boundary and evidence",
         (
@@ -126,7 +133,7 @@ def _boundary(data: ResultInput) -> list[str]:
     for member in sorted_members(data):
         if member.boundary_text.strip():
             blocks.append(f"### From the {member.role} report (`{member.name}`)")
-            blocks.append(_block(member.boundary_text))
+            blocks.append(mark_contradictions(_block(member.boundary_text), decisions))
     return blocks
 
 
@@ -169,7 +176,7 @@ def _source_register(data: ResultInput) -> list[str]:
     return ["## Source register", "\n".join(rows)]
 
 
-def _shared_records(data: ResultInput) -> list[str]:
+def _shared_records(data: ResultInput, decisions: Decisions) -> list[str]:
     records = sorted_records(data)
     unknown = [r for r in records if _record_kind(r) not in KIND_ORDER]
     if unknown:
@@ -194,11 +201,12 @@ def _shared_records(data: ResultInput) -> list[str]:
                 where = f" in {record.declared_in}" if record.declared_in else ""
                 blocks.append(f"Declared as `{record.declared_as}`{where}.")
             if record.text.strip():
-                blocks.append(_block(record.text))
+                subject = record.declared_as or record.canonical_id  # whose `Part of:` fields these are
+                blocks.append(mark_contradictions(_block(record.text), decisions, subject))
             for annotation in sorted_annotations(record):
                 blocks.append(f"##### Annotation by {annotation.member} on {annotation.target}")
                 if annotation.text.strip():
-                    blocks.append(_block(annotation.text))
+                    blocks.append(mark_contradictions(_block(annotation.text), decisions, annotation.target))
             # The record's text above is carried verbatim; an accepted amendment of it stands beside
             # it, so Shared records never state a value the reconciliation replaced without saying so.
             for amendment in amended.get(record.canonical_id, ()):
@@ -218,7 +226,6 @@ def _record_kind(record: CanonicalEntry) -> str:
 
 
 _CARRIED_HEADING = re.compile(r"^(#{1,6})(?=[ \t]|$)")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CLAIM_TITLE = re.compile(r"verification|blocker", re.IGNORECASE)
 CARRIED_LEVEL = 4  # carried headings sit below the contents' levels (1-3), so it lists each of ours once
 
@@ -226,16 +233,8 @@ CARRIED_LEVEL = 4  # carried headings sit below the contents' levels (1-3), so i
 def nest_headings(text: str) -> str:
     """`text` with every ATX heading outside a fenced block moved down to level 4 or lower (at most 6),
     keeping the order of levels; all else verbatim (DESIGN §7: carried headings nested under their author)."""
-    lines, fence = text.split("\n"), ""
-    for index, line in enumerate(lines):
-        opened = _FENCE.match(line)
-        if fence:
-            if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
-                fence = ""
-            continue
-        if opened:
-            fence = opened[1]
-            continue
+    lines = text.split("\n")
+    for index, line in outside_fences(lines):
         heading = _CARRIED_HEADING.match(line)
         if heading:
             level = min(6, len(heading[1]) + CARRIED_LEVEL - 1)
@@ -243,10 +242,10 @@ def nest_headings(text: str) -> str:
     return "\n".join(lines)
 
 
-def _member_prose(data: ResultInput) -> list[str]:
+def _member_prose(data: ResultInput, decisions: Decisions) -> list[str]:
     """Each member's prose sections under its author: which report, version and SHA-256, and that these
     are that member's words, never the reviewer's; a member's own verification or blockers section is
-    titled as its claim."""
+    titled as its claim; a line stating a relation the decisions contradict is marked (results.contradictions)."""
     blocks: list[str] = []
     for member in sorted_members(data):
         sections = [(t, x) for t, x in member.prose_sections if t.strip() or x.strip()]
@@ -257,13 +256,17 @@ def _member_prose(data: ResultInput) -> list[str]:
         blocks.append(f"As written in the {role} report, version {member.version}, SHA-256 `{member.sha256}`: "
                       f"the {role} analyst's words, carried verbatim, not the reviewer's.")
         for title, text in sections:
+            section = []
             if title.strip():
                 title = _one_line(title)
                 whose = (f"the {role} report's own claim" if _CLAIM_TITLE.search(title)
                          else f"as the {role} report states it")
-                blocks.append(f"### {title} ({whose})")
+                section.append(f"### {title} ({whose})")
             if text.strip():
-                blocks.append(nest_headings(_block(text)))
+                section.append(nest_headings(_block(text)))
+            # Marked with its heading, as the self-check reads it: a title opening with an ID names the
+            # record its `Part of:` lines belong to.
+            blocks.append(mark_contradictions("\n\n".join(section), decisions))
     return blocks
 
 
@@ -415,7 +418,7 @@ def _limitations(data: ResultInput) -> list[str]:
                 f"the shared records say nothing of it; only its member's prose mentions it.\n"
                 f"Rationale: {_block(d.rationale) or 'none given'}"))
     for rejected in sorted_rejected(data):
-        line = f"- Rejected {_block(rejected.item)}: {_block(rejected.consequence)}"
+        line = f"- Rejected {_block(rejected.item)}{_declared_as(rejected)}: {_block(rejected.consequence)}"
         if rejected.rationale.strip():
             line += f"\nRationale: {_block(rejected.rationale)}"
         items.append(_indent_continuation(line))
@@ -423,6 +426,12 @@ def _limitations(data: ResultInput) -> list[str]:
         return ["## Limitations", "Nothing is left out or open: no record without a place, no rejected issue, "
                                   "amendment or canonical record, no unresolved conflict."]
     return ["## Limitations", "\n".join(items)]
+
+
+def _declared_as(rejected: RejectedItem) -> str:
+    """` (declared as `RT-OBJ-3`)` for a rejected canonical record that a member declared under another ID: the
+    self-check reads it to know that carried prose naming RT-OBJ-3 names a rejected record."""
+    return f" (declared as `{rejected.declared_as}`)" if rejected.record and rejected.declared_as else ""
 
 
 def _verification(data: ResultInput) -> list[str]:
@@ -434,6 +443,7 @@ def _verification(data: ResultInput) -> list[str]:
     if v.approval_note.strip():
         blocks.append(_block(v.approval_note))
     blocks.append(f"Approved by {v.approved_by} at {v.approved_at}.")
+    blocks += independent_review_blocks(data.independent_reviews, _one_line)
     blocks.append("### Deterministic validation")
     checks = sorted(v.checks)
     if checks:
@@ -471,12 +481,13 @@ def render_result(data: ResultInput) -> str:
         + json.dumps(front_matter(data), indent=2, ensure_ascii=False)
         + "\n---"
     )
+    decisions = decisions_of(data)
     blocks = [header, f"# {_one_line(data.title)}"]
     blocks += _run_identity(data)
-    blocks += _boundary(data)
+    blocks += _boundary(data, decisions)
     blocks += _source_register(data)
-    blocks += _shared_records(data)
-    blocks += _member_prose(data)
+    blocks += _shared_records(data, decisions)
+    blocks += _member_prose(data, decisions)
     blocks += _reconciliation(data)
     blocks += _limitations(data)
     blocks += _verification(data)
@@ -548,6 +559,7 @@ def result_json(data: ResultInput) -> dict:
             "warnings": v.warnings,
             "checks": sorted(v.checks),
             "manifest_sha256": v.manifest_sha256,
+            **({"independent_reviews": data.independent_reviews} if data.independent_reviews else {}),
         },
         "blockers": sorted(b for b in data.blockers if b.strip()),
         "dispositions": [

@@ -150,6 +150,10 @@ class RejectedItem:
     item: str  # what was rejected, e.g. "mapping MEM-OBJ-2 → OBJ-3"
     consequence: str  # what the result cannot say because of it
     rationale: str = ""
+    # For a rejected canonical record: its canonical ID, and the member ID it was declared as when that
+    # differs (RT-OBJ-3 seeded OBJ-3), so prose naming either is read as naming a rejected record.
+    record: str = ""
+    declared_as: str = ""
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,8 @@ class ResultInput:
     blockers: tuple[str, ...] = ()
     dispositions: tuple[DispositionEntry, ...] = ()
     corrections: tuple[CorrectionEntry, ...] = ()
+    # Plain JSON (reconcile.passes.record.independent_reviews) for a run that took independent reviews.
+    independent_reviews: dict | None = None
 
     def __post_init__(self) -> None:
         for name, cls in (

@@ -9,7 +9,12 @@ a result only when `check_result` finds nothing:
 3. no record is both placed (mapped or new) and said to have no place (in Limitations);
 4. every canonical ID the Mappings list or the Dispositions table cites is a record of Shared records;
 5. no heading the table of contents lists (levels 1-3, outside fenced code) appears twice, so a carried
-   heading never duplicates one of the result's own (DESIGN §7).
+   heading never duplicates one of the result's own (DESIGN §7);
+6. every carried line (a member's prose, its boundary text, a record's or annotation's text in Shared
+   records) that states a relation the decisions contradict is followed by its mark, the decisions read
+   from these bytes: the Dispositions table, the Mappings table, the `Declared as` lines of Shared
+   records and the rejected canonical records of Limitations (the statements are read from a line by
+   `results.contradictions`, the one reading the renderer uses too).
 
 Pure: text in, a list of problems (one sentence each) out.
 """
@@ -18,6 +23,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+
+from . import contradictions
+from .fences import outside_fences
 
 _ID = r"(?:(?:[A-Z]+)-)?(?:CMP|OBJ|RTE|CLM|ABS|BAP)-(?:\d+|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*)"
 _HEADING = re.compile(r"^(#{2,6}) (.*)$")
@@ -102,23 +110,12 @@ def read_result(markdown: str) -> ReadResult:
 
 
 _TOC_HEADING = re.compile(r"^ {0,3}(#{1,3})[ \t]+(.*?)[ \t#]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def contents_headings(markdown: str) -> list[str]:
     """The level 1-3 ATX headings outside fenced code, as `## text`."""
-    found, fence = [], ""
-    for line in markdown.split("\n"):
-        opened = _FENCE.match(line)
-        if fence:
-            if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
-                fence = ""
-            continue
-        if opened:
-            fence = opened[1]
-        elif heading := _TOC_HEADING.match(line):
-            found.append(f"{heading[1]} {heading[2]}")
-    return found
+    return [f"{heading[1]} {heading[2]}" for _index, line in outside_fences(markdown.split("\n"))
+            if (heading := _TOC_HEADING.match(line))]
 
 
 def check_result(markdown: str, *, member_records: set[tuple[str, str]],
@@ -172,9 +169,107 @@ def check_result(markdown: str, *, member_records: set[tuple[str, str]],
     for heading, n in sorted(Counter(contents_headings(markdown)).items()):
         if n > 1:
             problems.append(f"the heading {heading!r} appears {n} times among the contents' headings")
+
+    # 6. a carried line the decisions contradict is marked in place
+    problems += unmarked_contradictions(markdown)
     return problems
 
 
 def _words(mapping: tuple[str, str, str]) -> str:
     source, relation, target = mapping
     return f"{source} {relation} {target or '∅'}"
+
+
+# --- 6. contradicted carried lines ------------------------------------------------------------------
+
+OWN_SECTIONS = ("Run identity", "Boundary and evidence", "Source register", "Shared records", "Reconciliation",
+                "Limitations", "Verification and blockers")
+_DECLARED_AS = re.compile(rf"^Declared as `(?P<id>{_ID})`")
+_ANNOTATION = re.compile(r"^##### Annotation by .* on (?P<id>\S+)$")  # the target as its member wrote it
+_REJECTED_CANONICAL = re.compile(rf"^- Rejected canonical record (?P<id>{_ID})(?: \(declared as `(?P<alias>{_ID})`\))?:")
+
+
+def decisions_in(markdown: str) -> contradictions.Decisions:
+    """The decisions as the result's own sections state them."""
+    lines = markdown.split("\n")
+    read, sections = read_result(markdown), _sections(lines)
+    rejected, placements = {}, {}
+    for record, _member, disposition, relation, target in read.dispositions:
+        if disposition == "rejected":
+            rejected[record] = f"{record} was rejected"
+        else:
+            placements[record] = (relation, target)
+    for line in sections.get(("Limitations",), []):
+        if found := _REJECTED_CANONICAL.match(line):
+            for record_id in (found["id"], found["alias"]):
+                if record_id:
+                    rejected[record_id] = f"canonical record {found['id']} was rejected"
+    aliases, heading = {}, ""
+    for line in sections.get(("Shared records",), []):
+        if declaration := _DECLARATION.match(line):
+            heading = declaration["id"]
+        elif (declared := _DECLARED_AS.match(line)) and heading:
+            aliases[declared["id"]] = heading
+    for source, relation, target in read.mappings:
+        if relation in ("same", "new") and target:
+            aliases.setdefault(source, target)
+    return contradictions.Decisions(rejected=rejected, placements=placements, aliases=aliases)
+
+
+def carried_regions(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(first line, end, subject) of each stretch of carried text: a member's section (any `## ` heading
+    that is none of the result's own), a `### From the …` boundary subsection, a record's or
+    annotation's text in Shared records (subject: the record, as declared; an accepted amendment's
+    block is the reviewer's, not carried)."""
+    regions, start, subject, section = [], None, "", ""
+
+    def close(end: int) -> None:
+        nonlocal start
+        if start is not None:
+            regions.append((start, end, subject))
+        start = None
+
+    for index, line in enumerate(lines):
+        match = _HEADING.match(line) or (re.match(r"^(#) (.*)$", line) if line.startswith("# ") else None)
+        level = len(match.group(1)) if match else 0
+        if level == 2 or level == 1:
+            close(index)
+            section = match.group(2).strip() if level == 2 else ""
+            if level == 2 and section not in OWN_SECTIONS:
+                start, subject = index + 1, ""
+        elif section == "Boundary and evidence" and level == 3:
+            close(index)
+            if match.group(2).startswith("From the "):
+                start, subject = index + 1, ""
+        elif section == "Shared records" and level in (3, 4, 5):
+            declared = _DECLARATION.match(line) if level == 4 else None
+            annotated = _ANNOTATION.match(line) if level == 5 else None
+            if declared or annotated or level == 3:
+                close(index)
+            if declared:
+                alias = _DECLARED_AS.match(lines[index + 2]) if index + 2 < len(lines) else None
+                start, subject = index + 1, alias["id"] if alias else declared["id"]
+            elif annotated:
+                start, subject = index + 1, annotated["id"]
+            elif level == 5 and line.startswith("##### Accepted amendment"):
+                close(index)
+    close(len(lines))
+    return regions
+
+
+def unmarked_contradictions(markdown: str) -> list[str]:
+    """A problem for each carried statement the decisions in these bytes contradict and no mark follows."""
+    lines, decisions, problems = markdown.split("\n"), decisions_in(markdown), []
+    for start, end, subject in carried_regions(lines):
+        region = lines[start:end]
+        for last, contradicted in contradictions.contradicted_blocks(region, decisions, subject):
+            following, index = [], last + 1
+            while index < len(region) and (not region[index].strip() or region[index].startswith(contradictions.MARK)):
+                following.append(region[index])
+                index += 1
+            for statement, why in contradicted:
+                wanted = contradictions.mark_prefix(statement)
+                if not any(line.startswith(wanted) and line[len(wanted):].strip() for line in following):
+                    problems.append(f"line {start + last + 1}: the carried statement “{statement.words}” is "
+                                    f"contradicted by the decisions ({why}) and is not marked")
+    return problems

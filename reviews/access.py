@@ -15,6 +15,9 @@ from .models import ApiToken, AuditEvent, Run
 
 AGENT, REVIEWER, AUDITOR, ADMIN = "agent", "reviewer", "auditor", "admin"
 ROLES = (AGENT, REVIEWER, AUDITOR, ADMIN)
+# Not a role but a permission a reviewer may hold (DESIGN §9): settling the conflicts between
+# independent review passes. A group of this name, like the roles; the admin role holds it too.
+ADJUDICATOR = "adjudicator"
 
 # Who may do what. Reading a run is open to every role.
 READ_RUNS = {AGENT, REVIEWER, AUDITOR, ADMIN}
@@ -29,8 +32,16 @@ NOT_PARTICIPATION = {DENIED}
 
 
 def ensure_role_groups() -> None:
-    for role in ROLES:
+    for role in (*ROLES, ADJUDICATOR):
         Group.objects.get_or_create(name=role)
+
+
+def may_adjudicate(user) -> bool:
+    """A reviewer granted the adjudicate permission, or an admin (DESIGN §9)."""
+    if user is None or not user.is_authenticated:
+        return False
+    roles = roles_of(user)
+    return ADMIN in roles or (REVIEWER in roles and user.groups.filter(name=ADJUDICATOR).exists())
 
 
 def roles_of(user) -> set[str]:
@@ -65,6 +76,17 @@ def check_role(user, allowed: set[str], *, run=None, action: str = "", actor=Non
     raise PermissionDenied(f"This needs the {needed} role.")
 
 
+# What else a request that reads a run must see: reconcile registers the reading of a reviewer's own
+# independent review pass (reconcile/passes/world.py) from its AppConfig.ready, so reviews never imports it.
+_run_read_hooks: list = []
+
+
+def on_run_read(hook) -> None:
+    """Call `hook(request, run)` each time `run_for` lets a request read a run."""
+    if hook not in _run_read_hooks:
+        _run_read_hooks.append(hook)
+
+
 def run_for(request, run_id: str, *, allowed: set[str] | frozenset = READ_RUNS, action: str = "read") -> Run:
     """The run named in the URL if the caller may do `action` on it: 404 when there is none, else
     PermissionDenied with the denial audited. `allowed=TRAIL_READERS` asks whether the caller may read
@@ -75,6 +97,8 @@ def run_for(request, run_id: str, *, allowed: set[str] | frozenset = READ_RUNS, 
         check_audit_access(request.user, run, actor=actor)
     else:
         check_role(request.user, allowed, run=run, action=action, actor=actor)
+    for hook in _run_read_hooks:
+        hook(request, run)
     return run
 
 

@@ -15,8 +15,9 @@ from .services import RUN_FIELDS, RunExists, create_run
 class RunSerializer(serializers.ModelSerializer):
     class Meta:
         model = Run
-        fields = [*RUN_FIELDS, "status", "status_reason", "manifest_sha256", "created_at", "updated_at"]
-        read_only_fields = ["status", "status_reason", "manifest_sha256", "created_at", "updated_at"]
+        fields = [*RUN_FIELDS, "status", "status_reason", "manifest_sha256", "reviews_required", "created_at",
+                  "updated_at"]
+        read_only_fields = ["status", "status_reason", "manifest_sha256", "reviews_required", "created_at", "updated_at"]
         extra_kwargs = {"run_id": {"validators": []}}  # uniqueness is the database's job: 409 below
 
 

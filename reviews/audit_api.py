@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 from .access import TRAIL_READERS, run_for
 from .audit import hashed_created_at, verify_chain
 from .models import AuditEvent
+from .withheld import shown, withheld_events
 
 
 class AuditEventSerializer(serializers.ModelSerializer):
@@ -22,6 +23,12 @@ class AuditEventSerializer(serializers.ModelSerializer):
 
     def get_created_at(self, event: AuditEvent) -> str:
         return hashed_created_at(event)
+
+    def to_representation(self, event: AuditEvent) -> dict:
+        data = super().to_representation(event)
+        withheld = self.context.get("withheld") or set()
+        data["before"], data["after"] = shown(event, withheld)
+        return data
 
 
 class AuditEventListView(generics.ListAPIView):
@@ -39,19 +46,28 @@ class AuditEventListView(generics.ListAPIView):
         parameters=[
             OpenApiParameter("actor", str, description="only events by this actor, e.g. token:agent-1"),
             OpenApiParameter("action", str, description="only events of this action, e.g. run.created"),
+            OpenApiParameter("pass", int, description="only the events of this independent review pass"),
         ],
     )
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
+    def get_serializer(self, *args, **kwargs):
+        if args and self.request is not None:
+            kwargs.setdefault("context", self.get_serializer_context())
+            kwargs["context"]["withheld"] = withheld_events(self._run, self.request.user, list(args[0]))
+        return super().get_serializer(*args, **kwargs)
+
     def get_queryset(self):
-        run = run_for(self.request, self.kwargs["run_id"], allowed=TRAIL_READERS)
+        run = self._run = run_for(self.request, self.kwargs["run_id"], allowed=TRAIL_READERS)
         events = AuditEvent.objects.filter(run=run).order_by("seq")
         params = self.request.query_params
         if params.get("actor"):
             events = events.filter(actor=params["actor"])
         if params.get("action"):
             events = events.filter(action=params["action"])
+        if params.get("pass", "").isdigit():
+            events = events.filter(object_type="review_pass", object_id=params["pass"])
         return events
 
 

@@ -21,6 +21,12 @@ class Change:
     after: str  # "" when the field is removed
     kind: str  # "added", "removed" or "changed"
 
+    @property
+    def label(self) -> str:
+        """The field as the timeline names it: words, not the JSON key (`run_status.after` is
+        "run status · after"; the key stays in the tooltip)."""
+        return self.field.replace("_", " ").replace(".", " · ")
+
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
     if isinstance(value, dict) and value:

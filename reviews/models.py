@@ -4,8 +4,12 @@ import secrets
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
+
+# A run asks for at most this many independent review passes (DESIGN §4 `PATCH /api/runs/{id}/`).
+MAX_REVIEWS_REQUIRED = 5
 
 RUN_ID_RE = re.compile(r"^AAS-\d{4}-\d{2}-\d{2}-[a-z0-9]+(?:-[a-z0-9]+)*-\d{2}$")
 
@@ -66,6 +70,10 @@ class Run(models.Model):
     # (`run.revises`, `run.revised_by`), so validation can tell a revision's carried members from strays.
     revises = models.OneToOneField("self", null=True, blank=True, on_delete=models.PROTECT,
                                    related_name="revised_by")
+    # Independent reviews (DESIGN §5): how many reviewers decide blind, each in their own review pass,
+    # before the passes' agreements become the run's decisions and their disagreements conflicts.
+    reviews_required = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(MAX_REVIEWS_REQUIRED)])
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     # The run's audit chain head: its last event's seq and hash, written by reviews.audit.record_event in

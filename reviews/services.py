@@ -9,9 +9,9 @@ from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from .access import ADMIN, AGENT, ROLES, ensure_role_groups
+from .access import ADJUDICATOR, ADMIN, AGENT, REVIEWER, ROLES, ensure_role_groups
 from .audit import Actor, lock_run, record_event
-from .models import ApiToken, Run, hash_token
+from .models import MAX_REVIEWS_REQUIRED, ApiToken, AuditEvent, Run, hash_token
 
 
 class RunExists(Exception):
@@ -30,6 +30,8 @@ def run_snapshot(run: Run) -> dict[str, Any]:
 
 def create_run(*, actor: Actor, user=None, revises: Run | None = None, **fields: Any) -> Run:
     run = Run(created_by=user, revises=revises, **{k: v for k, v in fields.items() if k in RUN_FIELDS})
+    if revises is not None:  # a revision is reviewed as the revised run was: by as many independent reviews
+        run.reviews_required = revises.reviews_required
     run.full_clean(validate_unique=False, validate_constraints=False)
     try:
         with transaction.atomic():
@@ -40,7 +42,8 @@ def create_run(*, actor: Actor, user=None, revises: Run | None = None, **fields:
                     run.participants.add(revises.created_by_id)
             record_event(run=run, actor=actor, action="run.created", object_type="run",
                          object_id=run.run_id,
-                         after=run_snapshot(run) | ({"revises": revises.run_id} if revises is not None else {}))
+                         after=run_snapshot(run) | ({"revises": revises.run_id} if revises is not None else {})
+                         | ({"reviews_required": run.reviews_required} if run.reviews_required > 1 else {}))
     except IntegrityError:
         raise RunExists(f"A run with run_id {run.run_id} already exists.") from None
     return run
@@ -94,10 +97,14 @@ def set_participants(*, run: Run, usernames: list[str], actor: Actor) -> list[st
     return wanted
 
 
-def issue_token(*, name: str, role: str, actor: Actor, password: str | None = None) -> tuple[ApiToken, str]:
-    """Create the user if needed, give it the role, and return a new token with its key (shown once)."""
+def issue_token(*, name: str, role: str, actor: Actor, password: str | None = None,
+                adjudicate: bool = False) -> tuple[ApiToken, str]:
+    """Create the user if needed, give it the role (and, for a reviewer, the adjudicate permission when
+    `adjudicate`), and return a new token with its key (shown once)."""
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}; choose one of {', '.join(ROLES)}")
+    if adjudicate and role not in (REVIEWER, ADMIN):
+        raise ValueError(f"--adjudicate is a reviewer's permission, not an {role}'s")
     User = get_user_model()
     with transaction.atomic():
         ensure_role_groups()
@@ -106,6 +113,8 @@ def issue_token(*, name: str, role: str, actor: Actor, password: str | None = No
             user.set_password(password)
             user.save(update_fields=["password"])
         user.groups.add(Group.objects.get(name=role))
+        if adjudicate:
+            user.groups.add(Group.objects.get(name=ADJUDICATOR))
         if role == ADMIN and not (user.is_staff and user.is_superuser):
             user.is_staff = user.is_superuser = True
             user.save(update_fields=["is_staff", "is_superuser"])
@@ -113,7 +122,8 @@ def issue_token(*, name: str, role: str, actor: Actor, password: str | None = No
         token = ApiToken.objects.create(user=user, name=name, key_sha256=hash_token(key), key_prefix=key[:10])
         record_event(run=None, actor=actor, action="token.issued", object_type="api_token",
                      object_id=token.pk, after={"name": name, "user": user.username, "role": role,
-                                                "key_prefix": token.key_prefix})
+                                                "key_prefix": token.key_prefix,
+                                                **({"adjudicate": True} if adjudicate else {})})
     return token, key
 
 
@@ -131,3 +141,33 @@ def record_login_lockout(*, username: str, address: str, failures: int) -> None:
     """Audit that a user name or address reached the failed-login limit (no run: the global chain)."""
     record_event(run=None, actor=Actor("anonymous"), action="login.locked", object_type="user",
                  object_id=username, after={"address": address, "failures": failures})
+
+
+class ReviewsRequiredRefused(ValueError):
+    """`reviews_required` out of range, or changed after the run's first decision."""
+
+
+# The audit actions that are decisions (DESIGN §4: `reviews_required` is settable until the first one).
+DECISION_ACTIONS_RE = r"^((mapping|issue|amendment)\.(accepted|rejected|carried|reopened)|canonical\.rejected|pass\.)"
+
+
+def set_reviews_required(*, run: Run, count: int, actor: Actor) -> int:
+    """How many independent review passes the run needs (1-5), settable until its first decision, audited."""
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_REVIEWS_REQUIRED:
+        raise ReviewsRequiredRefused(f"reviews_required: a whole number from 1 to {MAX_REVIEWS_REQUIRED}")
+    with transaction.atomic():
+        locked = lock_run(run)
+        if locked.reviews_required == count:
+            return count
+        if AuditEvent.objects.filter(run=locked, action__regex=DECISION_ACTIONS_RE).exists():
+            raise ReviewsRequiredRefused(
+                f"reviews_required: run {locked.run_id} already has decisions; how many independent reviews "
+                "it needs is set before the first one")
+        before = locked.reviews_required
+        locked.reviews_required, locked.updated_at = count, timezone.now()
+        locked.save(update_fields=["reviews_required", "updated_at"])
+        record_event(run=locked, actor=actor, action="run.reviews_required_changed", object_type="run",
+                     object_id=locked.run_id, before={"reviews_required": before},
+                     after={"reviews_required": count})
+    run.reviews_required = count
+    return count

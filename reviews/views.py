@@ -16,6 +16,7 @@ from .audit_diff import changed_fields
 from .audit_links import object_names, object_urls
 from .health import health_report
 from .models import AuditEvent
+from .withheld import shown, withheld_events
 
 
 FAVICON = Path(__file__).resolve().parent.parent / "static" / "favicon.ico"
@@ -63,15 +64,19 @@ def run_audit(request, run_id: str):
         events = events.filter(actor=actor)
     if action:
         events = events.filter(action=action)
+    review_pass = request.GET.get("pass", "")
+    if review_pass.isdigit():
+        events = events.filter(object_type="review_pass", object_id=review_pass)
     page = Paginator(events, 100).get_page(request.GET.get("page"))
     events = list(page)
     urls, names = object_urls(run, events), object_names(run, events)
+    withheld = withheld_events(run, request.user, events)
     rows = [
         {
             "event": event,
             "object_url": urls[event.pk],
             "object_name": names[event.pk],
-            "changes": changed_fields(event.before, event.after),
+            "changes": changed_fields(*shown(event, withheld)),
         }
         for event in events
     ]
@@ -85,7 +90,11 @@ def run_audit(request, run_id: str):
         "action": action,
         "actors": trail.order_by("actor").values_list("actor", flat=True).distinct(),
         "actions": trail.order_by("action").values_list("action", flat=True).distinct(),
-        "filter_query": urlencode({k: v for k, v in (("actor", actor), ("action", action)) if v}),
+        "review_pass": review_pass,
+        "passes": trail.filter(object_type="review_pass").order_by("object_id").values_list("object_id", flat=True)
+        .distinct(),
+        "filter_query": urlencode({k: v for k, v in (("actor", actor), ("action", action), ("pass", review_pass))
+                                   if v}),
     }
     template = "reviews/audit_timeline.html#timeline" if request.htmx else "reviews/audit_timeline.html"
     return render(request, template, context)

@@ -29,7 +29,7 @@ from .decisions import (
     DecisionsPointAtIt, accepted_decisions_on, bulk_accept, bulk_accept_candidates, bulk_accept_suggestions, current_issue_decisions, decide_amendment, decide_issue, decide_mapping,
     decision_progress, reject_canonical_record, undo_bulk_accept,
 )
-from .errors import (
+from ..errors import (
     InvalidDecision, ProposalError, RunFinal, RunLocked, StaleVersion, StateConflict, TargetNotSettled,
 )
 from .mappings import current_declaration, propose_mapping

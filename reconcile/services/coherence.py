@@ -11,7 +11,7 @@ from reviews.models import Run
 
 from .. import dispositions
 from ..blockers import run_standing
-from .errors import InvalidDecision
+from ..errors import InvalidDecision
 
 
 class IncoherentDecision(InvalidDecision):

@@ -29,7 +29,7 @@ from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
 from ..models import CorrectionReply, CorrectionRequest
-from .errors import InvalidDecision, ProposalError, RunFinal, RunLocked, StaleVersion
+from ..errors import InvalidDecision, ProposalError, RunFinal, RunLocked, StaleVersion
 from ..vocabulary import LOCKED_STATUSES
 
 State = CorrectionRequest.State

@@ -14,7 +14,8 @@ from ..models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 from .amendments import CARRIED, DECIDED_STATES, _follow_decided_mapping, _linked_mappings, current_amendment_decisions
 from .canonical_ids import _kind_of, _resolve_target
 from .coherence import refuse_incoherent
-from .errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
+from ..passes.world import in_review_pass
+from ..errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
 from .mappings import _allocate, _check_target, _ensure_open, current_declaration
 from ..dispositions import mapping_name
 from .snapshots import amendment_snapshot, canonical_snapshot, issue_snapshot, mapping_snapshot
@@ -99,6 +100,7 @@ def _fresh(model, pk):
     return query.get(pk=pk)
 
 
+@in_review_pass(lambda kwargs: kwargs["mapping"].run)
 def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Actor,
                    expected_version: int | None, target: str | None = None, check_coherence: bool = True) -> Mapping:
     """Accept, reject or reopen a mapping. Accepting a `new` mapping allocates its canonical record;
@@ -175,14 +177,14 @@ _PAST = {ACCEPT: "accepted", REJECT: "rejected", REOPEN: "reopened", CARRY: "car
 
 def _settle(model, current, expected_version: int | None, new_state: str, decision: str, rationale: str,
             actor: Actor, *, run: Run, member_version, content_sha256: str, item: str, action: str,
-            object_type: str, before: dict, snapshot, extra) -> Any:
+            object_type: str, before: dict, snapshot, extra, check_coherence: bool = True) -> Any:
     """The shared ending of an issue's or an amendment's decision, inside the caller's transaction:
     claim the row at `expected_version`, refuse an incoherent acceptance (rolling the claim back),
     and write the one `<action>.<past tense>` audit event."""
     values = _decision_values(new_state, rationale, actor, member_sha256=member_version.sha256,
                               content_sha256=content_sha256)
     _claim(model, current, expected_version, **values)
-    if decision == ACCEPT:
+    if decision == ACCEPT and check_coherence:
         refuse_incoherent(run, item)
     result = _fresh(model, current.pk)
     record_event(run=run, actor=actor, action=f"{action}.{_PAST[decision]}",
@@ -191,9 +193,10 @@ def _settle(model, current, expected_version: int | None, new_state: str, decisi
     return result
 
 
+@in_review_pass(lambda kwargs: kwargs["issue_decision"].run)
 def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str, actor: Actor,
-                 expected_version: int | None) -> IssueDecision:
-    """Accept, reject or reopen one integration issue."""
+                 expected_version: int | None, check_coherence: bool = True) -> IssueDecision:
+    """Accept, reject or reopen one integration issue (`check_coherence` as for decide_mapping)."""
     rationale = _check_decision(decision, rationale)
     run = issue_decision.run
     with transaction.atomic():
@@ -204,12 +207,14 @@ def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str
                        run=run, member_version=current.issue.member_version,
                        content_sha256=current.issue.content_sha256, item=f"issue:{current.issue_id}",
                        action="issue", object_type="issue_decision", before=before, snapshot=issue_snapshot,
+                       check_coherence=check_coherence,
                        extra=lambda result: {"member": result.issue.member_version.member.role,
                                              "index": result.issue.index})
 
 
+@in_review_pass(lambda kwargs: kwargs["amendment"].run)
 def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: str, actor: Actor,
-                     expected_version: int | None) -> AmendmentDecision:
+                     expected_version: int | None, check_coherence: bool = True) -> AmendmentDecision:
     """Accept, reject, carry into the result's Limitations, or reopen one amendment or unresolved
     conflict of a current member version; a rejection or a carry needs a rationale. Writes one
     `amendment.<accepted|rejected|carried|reopened>` event.
@@ -233,18 +238,18 @@ def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: 
                                   f"a later version replaced it")
         mappings = _linked_mappings(run, current)
         if mappings:
-            return _decide_supersession(current, mappings, decision, rationale, actor)
+            return _decide_supersession(current, mappings, decision, rationale, actor, check_coherence)
         new_state = _check_transition(current, decision)
         before = amendment_snapshot(current)
         return _settle(AmendmentDecision, current, expected_version, new_state, decision, rationale, actor,
                        run=run, member_version=current.member_version, content_sha256=current.content_sha256,
                        item=f"amendment:{current.pk}", action="amendment", object_type="amendment_decision",
-                       before=before,
+                       before=before, check_coherence=check_coherence,
                        snapshot=amendment_snapshot, extra=lambda result: {"member": member.role})
 
 
 def _decide_supersession(amendment: AmendmentDecision, mappings: list[Mapping], decision: str, rationale: str,
-                         actor: Actor) -> AmendmentDecision:
+                         actor: Actor, check_coherence: bool = True) -> AmendmentDecision:
     """Decide a supersession amendment through its mappings (in the caller's transaction, run locked)."""
     if decision == CARRY:
         raise InvalidDecision(
@@ -257,7 +262,7 @@ def _decide_supersession(amendment: AmendmentDecision, mappings: list[Mapping], 
                               + ("; reopen it first" if decision != REOPEN else ""))
     for mapping in pending:
         decide_mapping(mapping=mapping, decision=decision, rationale=rationale, actor=actor,
-                       expected_version=mapping.version)
+                       expected_version=mapping.version, check_coherence=check_coherence)
     return _fresh(AmendmentDecision, amendment.pk)
 
 
@@ -275,6 +280,7 @@ def bulk_accept_suggestions(*, run: Run, min_score: float, actor: Actor, rationa
     return len(bulk_accept(run=run, min_score=min_score, actor=actor, rationale=rationale, only=only))
 
 
+@in_review_pass(lambda kwargs: kwargs["run"])
 def bulk_accept(*, run: Run, min_score: float, actor: Actor, rationale: str,
                 only: list[int] | None = None) -> list[Mapping]:
     """Accept the open suggestions scoring at least `min_score` (of `only`, the pks the reviewer's
@@ -297,6 +303,7 @@ def bulk_accept(*, run: Run, min_score: float, actor: Actor, rationale: str,
     return accepted
 
 
+@in_review_pass(lambda kwargs: kwargs["run"])
 def undo_bulk_accept(*, run: Run, decisions: list[tuple[int, int]], actor: Actor, rationale: str) -> list[Mapping]:
     """Reopen exactly the mappings one bulk accept accepted, `decisions` being their (pk, version) as it
     left them, all or none in one transaction: each reopen is its `mapping.reopened` event. A mapping
@@ -339,6 +346,7 @@ def accepted_decisions_on(record: CanonicalRecord) -> list[Mapping]:
                 .exclude(relation=Mapping.Relation.NO_COUNTERPART).order_by("source", "pk"))
 
 
+@in_review_pass(lambda kwargs: kwargs["record"].run)
 def reject_canonical_record(*, record: CanonicalRecord, rationale: str, actor: Actor,
                             acknowledged: set[int] | None = None) -> CanonicalRecord:
     """Take a canonical record out of the shared set; its ID is never given to another record.

@@ -11,7 +11,7 @@ from reviews.models import Run
 
 from ..models import CanonicalRecord, Mapping
 from .canonical_ids import _insert_once, _kind_of, _next_number, _raise_counter, _resolve_target
-from .errors import ProposalError, RunFinal, RunLocked
+from ..errors import ProposalError, RunFinal, RunLocked
 from .snapshots import mapping_snapshot
 from ..vocabulary import LOCKED_STATUSES, State
 from .summary import SyncSummary

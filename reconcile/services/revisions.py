@@ -22,7 +22,7 @@ from reviews.models import Run
 from reviews.services import RUN_FIELDS, create_run
 
 from ..models import AmendmentDecision, CanonicalRecord, IssueDecision, KindCounter, Mapping
-from .errors import StateConflict
+from ..errors import StateConflict
 
 _RUN_NUMBER = re.compile(r"^(?P<stem>.+)-(?P<number>\d+)$")
 

@@ -96,3 +96,8 @@ def undo_bulk_accept(request, run_id: str):
     messages.success(request, f"Undone: reopened {len(reopened)} suggestion{'s' if len(reopened) != 1 else ''} "
                               f"({_names(reopened)}).")
     return redirect(_back_to_page(run, request))
+
+
+# Decisions: with independent reviews, taken in the deciding reviewer's own pass (reconcile/passes/world.py).
+bulk_accept.in_pass_world = True
+undo_bulk_accept.in_pass_world = True

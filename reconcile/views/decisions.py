@@ -207,3 +207,9 @@ def decide_amendment(request, run_id: str, amendment_id: int):
                                              origin_key__in={k for _, k in keys}))
     context = _swap_context(request, run) | {"row": row, "oob_rows": _mapping_rows_on_page(request, run, linked)}
     return render(request, "reconcile/run_reconcile.html#amendment-swap", context, status=outcome.status)
+
+
+# Decisions: with independent reviews, taken in the deciding reviewer's own pass (reconcile/passes/world.py).
+decide_mapping.in_pass_world = True
+decide_issue.in_pass_world = True
+decide_amendment.in_pass_world = True

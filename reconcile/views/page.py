@@ -28,6 +28,7 @@ from ..models import CanonicalRecord, Decidable, Mapping
 from .runs import counters_context
 from .context import (KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _targets_by_kind)
 from .bulk import undo_key
+from .independent import review_banner
 from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, markdown_diff_html, _grouped)
 
 
@@ -111,6 +112,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         "query": builder.query,
         "bulk_form": BulkAcceptForm(initial={"min_score": 0.9}),
         "bulk_undo": request.session.get(undo_key(run)),
+        **review_banner(request, run),
     }
 
 

@@ -190,3 +190,7 @@ def reject_canonical(request, run_id: str, canonical_id: int):
         other.oob = True
     context = _swap_context(request, run) | {"row": row.display(), "oob_rows": [r.display() for r in others]}
     return render(request, "reconcile/run_reconcile.html#canonical-swap", context, status=status)
+
+
+# Decisions: with independent reviews, taken in the deciding reviewer's own pass (reconcile/passes/world.py).
+reject_canonical.in_pass_world = True

@@ -14,6 +14,7 @@ from reviews.models import Run
 from ..attestation import ApprovalEntry, AttestationInput, build_statement, envelope_bytes, sign_statement
 from ..models import Approval, Attestation, Result
 from ..signing import SigningKey
+from .review_record import review_record
 
 
 def result_json_bytes(data: dict) -> bytes:
@@ -22,8 +23,11 @@ def result_json_bytes(data: dict) -> bytes:
 
 
 def approval_entry(approval: Approval) -> ApprovalEntry:
+    """The approval as the statement records it, with the chain head it signed off (when it recorded one)."""
+    recorded = approval.audit_head_seq is not None and approval.audit_head_hash is not None
     return ApprovalEntry(id=approval.pk, by=approval.approved_by, at=approval.approved_at.isoformat(),
-                         note=approval.note)
+                         note=approval.note,
+                         audit_head=(approval.audit_head_seq, approval.audit_head_hash) if recorded else None)
 
 
 def attest_result(*, locked: Run, result: Result, members: dict[str, bytes], key: SigningKey,
@@ -35,6 +39,7 @@ def attest_result(*, locked: Run, result: Result, members: dict[str, bytes], key
     seq, head_hash = chain_head(locked)
     result_json = result_json_bytes(result.data)
     quotations = quotation_summary(locked)
+    passes, adjudications, agreement = review_record(locked)
     statement = build_statement(AttestationInput(
         run_id=locked.run_id, manifest_sha256=result.manifest_sha256, audit_head=(seq, head_hash),
         result_md_sha256=result.sha256, result_json_sha256=archives.sha256_hex(result_json),
@@ -42,6 +47,7 @@ def attest_result(*, locked: Run, result: Result, members: dict[str, bytes], key
         validation_errors=0, validation_warnings=warnings,
         quotations_verified=quotations["verified"], quotations_total=quotations["total"],
         snapshot_sha256=quotations["snapshot_sha256"], revises=locked.revises.run_id if locked.revises_id else None,
+        review_passes=tuple(passes), adjudications=tuple(adjudications), agreement=agreement,
     ))
     envelope = envelope_bytes(sign_statement(statement, key))
     return Attestation.objects.create(

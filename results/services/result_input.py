@@ -11,6 +11,7 @@ from reconcile import dispositions
 from reconcile.models import AmendmentDecision as AmendmentDecisionRow
 from reconcile.models import CanonicalRecord, CorrectionRequest, Mapping
 from reconcile.models import IssueDecision as IssueDecisionRow
+from reconcile.passes.record import independent_reviews
 from reconcile.services import amendment_sha256, superseded_pairs
 from records.document import ParsedReport
 from records.models import IntegrationIssue, MemberVersion
@@ -180,7 +181,8 @@ def gather_result_input(
             rejected.append(rendering.RejectedItem(
                 item=f"canonical record {c.canonical_id}",
                 consequence=f"{c.canonical_id} ({c.label or c.kind}) is not part of the shared records",
-                rationale=c.rationale,
+                rationale=c.rationale, record=c.canonical_id,
+                declared_as=c.source_record_id if c.source_record_id != c.canonical_id else "",
             ))
 
     amendments, conflicts = _amendment_entries(members, aliases)
@@ -230,6 +232,7 @@ def gather_result_input(
         dispositions=tuple(rendering.DispositionEntry(
             member=d.member, record=d.record, disposition=d.disposition, relation=d.relation, target=d.target,
             rationale=d.rationale, alternatives=d.alternatives) for d in standing.dispositions),
+        independent_reviews=independent_reviews(run),
     )
 
 

@@ -212,3 +212,57 @@ def test_a_member_file_left_unpinned_is_named(signed_bundle):
     files["MANIFEST.json"] = manifest_json(files)
     found = lines_of(files, given_key(signed_bundle))
     assert "extra.md: member file not pinned in ARTIFACT.yaml" in found
+
+
+def test_the_signed_approval_names_the_chain_head_its_run_approved_event_records(signed_bundle):
+    statement = statement_of(signed_bundle.files["attestation.dsse.json"])
+    approval = statement["predicate"]["approvals"][0]
+    approved = next(e for e in audit_of(signed_bundle.files)["events"] if e["action"] == "run.approved")
+    before = next(e for e in audit_of(signed_bundle.files)["events"] if e["seq"] == approved["seq"] - 1)
+    assert approval["audit_head"] == approved["after"]["audit_head"] == {"seq": before["seq"], "hash": before["hash"]}
+
+
+def test_an_approval_head_that_differs_from_its_run_approved_event(signed_bundle):
+    """Signed with the server's own key (an insider): the statement's approval says it saw more of the trail."""
+    files = signed_bundle.copy()
+    statement = statement_of(files["attestation.dsse.json"])
+    approval = statement["predicate"]["approvals"][0]
+    approval["audit_head"] = {"seq": approval["audit_head"]["seq"] + 1, "hash": "f" * 64}
+    resign(files, statement, signed_bundle.key)
+    found = lines_of(files, given_key(signed_bundle))
+    assert any("[after.audit_head]: run.approved records the chain head" in line
+               and f"the signed statement says approval {approval['id']} signed off" in line for line in found), found
+
+
+def test_an_approval_head_agreed_by_statement_and_event_but_not_by_the_trail(signed_bundle):
+    """The run.approved event and the statement both rewritten to claim a head the trail does not have."""
+    from aas_verify.trail import event_hash
+
+    files = signed_bundle.copy()
+    audit, statement = audit_of(files), statement_of(files["attestation.dsse.json"])
+    forged = {"seq": 1, "hash": "e" * 64}
+    prev = "0" * 64
+    for event in audit["events"]:
+        if event["action"] == "run.approved":
+            event["after"]["audit_head"] = forged
+        event["prev_hash"] = prev
+        event["hash"] = prev = event_hash(audit["run"], event)
+    audit["head"]["hash"] = prev
+    statement["predicate"]["audit_head"]["hash"] = prev
+    statement["predicate"]["approvals"][0]["audit_head"] = forged
+    put_audit(files, audit)
+    resign(files, statement, signed_bundle.key)
+    found = lines_of(files, given_key(signed_bundle))
+    assert any(line.startswith("attestation.dsse.json [predicate.approvals[0].audit_head]: approval ")
+               and "which is not the trail's event just before its run.approved" in line for line in found), found
+
+
+def test_a_predicate_without_review_passes_or_adjudications_lists(signed_bundle):
+    files = signed_bundle.copy()
+    statement = statement_of(files["attestation.dsse.json"])
+    del statement["predicate"]["review_passes"]
+    statement["predicate"]["adjudications"] = {}
+    resign(files, statement, signed_bundle.key)
+    found = lines_of(files, given_key(signed_bundle))
+    assert "attestation.dsse.json [predicate.review_passes]: the statement's review_passes is not a list" in found
+    assert "attestation.dsse.json [predicate.adjudications]: the statement's adjudications is not a list" in found

@@ -65,3 +65,41 @@ def test_the_trail_check_recomputes_the_apps_hashes_whether_or_not_the_quick_for
     events[0]["after"] = {**events[0]["after"], "extra": 1}
     check_chain(Trail(run_id="R", events=events, head={"seq": 2, "hash": prev}), failures)
     assert [f.seq for f in failures] == [1] and failures[0].field == "hash"
+
+
+trail_events = st.fixed_dictionaries({
+    "seq": st.integers(1, 2**53 - 1) | st.booleans() | st.none(),
+    "actor": st.text(), "action": st.text(), "object_type": st.text(),
+    "object_id": st.text() | st.none() | st.integers(0, 9),
+    "created_at": st.text(), "prev_hash": st.text(),
+    "before": json_values, "after": json_values,
+})
+
+
+@settings(max_examples=400, deadline=None)
+@given(trail_events, st.text())
+def test_the_quick_form_laid_out_by_hand_is_the_standard_encoders_sorted_form(event, run_id):
+    """The trail's fast path writes the payload's fixed keys in order itself: it must be byte for byte what
+    the encoder with sorted keys writes, and RFC 8785's where that has no float and no key beyond U+FFFF."""
+    from json.encoder import encode_basestring
+
+    from aas_verify.trail import _QUICK, _payload, quick_form
+
+    event = plain_json(event)
+    try:
+        expected = _QUICK.encode(_payload(run_id, event))
+    except ValueError:
+        return  # a value with no JSON form: both paths refuse it, and the exact one reports it
+    assert quick_form(encode_basestring(run_id), event) == expected
+    if not _has_float(event) and not any(ord(c) > 0xFFFF for c in expected):
+        assert expected.encode("utf-8") == canonical(_payload(run_id, event))
+
+
+def _has_float(value) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(_has_float(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_float(v) for v in value)
+    return False

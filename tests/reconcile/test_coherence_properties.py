@@ -177,21 +177,29 @@ def _rolled_back(run: Run, body) -> str:
         run.refresh_from_db()
 
 
-def test_decisions_on_the_corpus_run_end_blocked_or_in_a_result_that_passes_its_self_check(run_factory):
-    run = build_corpus_run(run_factory)
+def explore(run: Run, examples, play_one, **strategies) -> list[str]:
+    """The outcome of `play_one(**drawn)` for each example Hypothesis draws from `strategies` (under the
+    `examples` settings), each played in a savepoint rolled back to `run`."""
     outcomes = []
 
-    @EXAMPLES
-    @given(moves=st.lists(step, max_size=14))
-    def decide(moves):
-        def body():
-            play(run, moves)
-            settle(run)
-            return assert_coherent_or_blocked(run)
-        outcomes.append(_rolled_back(run, body))
+    @examples
+    @given(**strategies)
+    def decide(**drawn):
+        outcomes.append(_rolled_back(run, lambda: play_one(**drawn)))
 
     decide()
-    assert "final" in outcomes  # the property is not only ever satisfied by refusing
+    return outcomes
+
+
+def test_decisions_on_the_corpus_run_end_blocked_or_in_a_result_that_passes_its_self_check(run_factory):
+    run = build_corpus_run(run_factory)
+
+    def body(moves):
+        play(run, moves)
+        settle(run)
+        return assert_coherent_or_blocked(run)
+
+    assert "final" in explore(run, EXAMPLES, body, moves=st.lists(step, max_size=14))  # the property is not only ever satisfied by refusing
 
 
 # --- a generated run ---------------------------------------------------------------------------
@@ -247,25 +255,19 @@ def generated_members(draw) -> dict[str, str]:
 
 def test_decisions_on_a_generated_run_end_blocked_or_in_a_result_that_passes_its_self_check(run_factory):
     anchor = run_factory(run_id="AAS-2026-10-05-anchor-01")  # keeps the test's transaction busy before @given
-    outcomes = []
 
-    @EXAMPLES
-    @given(members=generated_members(), moves=st.lists(step, max_size=10))
-    def decide(members, moves):
-        def body():
-            run = run_factory(run_id=GENERATED_ID)
-            for role in ("runtime", "memory", "reconciliation"):
-                if role in members:
-                    upload(run, role, members[role])
-            run.refresh_from_db()
-            assert run.status == Run.Status.IN_REVIEW, run.status_reason
-            play(run, moves)
-            settle(run)
-            return assert_coherent_or_blocked(run)
-        outcomes.append(_rolled_back(anchor, body))
+    def body(members, moves):
+        run = run_factory(run_id=GENERATED_ID)
+        for role in ("runtime", "memory", "reconciliation"):
+            if role in members:
+                upload(run, role, members[role])
+        run.refresh_from_db()
+        assert run.status == Run.Status.IN_REVIEW, run.status_reason
+        play(run, moves)
+        settle(run)
+        return assert_coherent_or_blocked(run)
 
-    decide()
-    assert "final" in outcomes
+    assert "final" in explore(anchor, EXAMPLES, body, members=generated_members(), moves=st.lists(step, max_size=10))
 
 
 def test_the_issue_scenarios_played_as_moves_end_coherent(run_factory):

@@ -16,6 +16,7 @@ from records.services import quotations, snapshots
 from records.models import QuotationCheck, SourceBlob, SourceFile, SourceSnapshot
 from reviews.models import AuditEvent, Run
 from tests.conftest import RUN_FIELDS
+from tests.packing import zip_of as zipped
 
 COMMIT = RUN_FIELDS["reviewed_boundary"]
 
@@ -35,14 +36,6 @@ def tar_gz(files: dict[str, bytes], *, prefix: str = "") -> bytes:
             info = tarfile.TarInfo(prefix + name)
             info.size = len(data)
             archive.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
-
-
-def zipped(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
     return buffer.getvalue()
 
 

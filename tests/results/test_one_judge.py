@@ -3,7 +3,7 @@ blockers, so an approved run fails finalization only when its bytes changed (DES
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from reconcile import services
@@ -12,7 +12,7 @@ from records.models import MemberVersion, Record
 from results.services import ApprovalBlocked, approve_run, finalize_run
 from reviews.models import Run
 from tests.reconcile.factories import REVIEWER, WORKER
-from tests.reconcile.test_coherence_properties import _rolled_back, build_corpus_run, play, settle, step
+from tests.reconcile.test_coherence_properties import build_corpus_run, explore, play, settle, step
 
 pytestmark = pytest.mark.django_db
 
@@ -72,18 +72,12 @@ def test_an_approved_run_whose_member_bytes_changed_still_fails_finalization(run
 def test_on_the_corpus_run_an_accepted_approval_always_finalizes(run_factory):
     """Decision sequences, with cross-kind part-of placements among them: approval accepted ⇒ final."""
     run = build_corpus_run(run_factory)
-    outcomes = []
 
-    @EXAMPLES
-    @given(moves=st.lists(step, max_size=12), cross=st.booleans())
-    def decide(moves, cross):
-        def body():
-            if cross:
-                memory_object_part_of_a_runtime_component(run)
-            play(run, moves)
-            settle(run)
-            return approve_then_finalize(run)
-        outcomes.append(_rolled_back(run, body))
+    def body(moves, cross):
+        if cross:
+            memory_object_part_of_a_runtime_component(run)
+        play(run, moves)
+        settle(run)
+        return approve_then_finalize(run)
 
-    decide()
-    assert "final" in outcomes
+    assert "final" in explore(run, EXAMPLES, body, moves=st.lists(step, max_size=12), cross=st.booleans())

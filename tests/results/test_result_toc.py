@@ -79,9 +79,45 @@ def test_a_heading_inside_a_quotation_is_not_listed_as_a_section():
         "sec-a-heading-in-a-list-item", "sec-core-ideas"]
 
 
+def test_the_sections_named_first_come_right_after_the_title_with_the_anchors_they_have_in_the_result():
+    markdown = ("# Result\n\nintro\n\n## Run identity\n\n## Memory report\n\n### Limitations (as it states it)\n\n"
+                "## Reconciliation\n\n### Dispositions\n\n| a |\n|---|\n| 1 |\n\n## Limitations\n\n"
+                "## Verification and blockers\n\n> # quoted\n")
+    in_order, in_order_contents = render_with_contents(markdown)
+    html, contents = render_with_contents(markdown, first=("Reconciliation", "Limitations", "Verification and blockers"))
+    assert [h.text for h in contents] == ["Result", "Reconciliation", "Dispositions", "Limitations",
+                                          "Verification and blockers", "Run identity", "Memory report",
+                                          "Limitations (as it states it)"]
+    assert sorted(in_order_contents, key=lambda h: h.anchor) == sorted(contents, key=lambda h: h.anchor)
+    assert [a for _level, a in parsed(html).headings] == [
+        "sec-result", "sec-reconciliation", "sec-dispositions", "sec-limitations", "sec-verification-and-blockers",
+        "sec-quoted", "sec-run-identity", "sec-memory-report", "sec-limitations-as-it-states-it"]
+    assert html.index("intro") < html.index('id="sec-reconciliation"') < html.index("<table>") < html.index(
+        'id="sec-run-identity"')
+    assert len(html) == len(in_order)  # the same blocks, moved
+
+
+def test_the_summary_counts_the_results_dispositions_issues_and_corrections():
+    from results.summary import section_links, summarize
+    from results.toc import Heading
+
+    data = {"dispositions": [{"disposition": d} for d in ("new", "mapped", "new", "rejected", "no-counterpart")],
+            "integration_issues": [{"decision": d} for d in ("accept", "reject", "accept")]}
+    summary = summarize(data, ["resolved", "withdrawn", "resolved"])
+    assert [(c.count, c.words) for c in summary.dispositions] == [
+        (1, "mapped onto a shared record"), (2, "entered as new shared records"), (1, "with no counterpart"),
+        (1, "rejected (no place)")]
+    assert (summary.records, summary.issues_accepted, summary.issues_rejected) == (5, 2, 1)
+    assert [(c.count, c.words) for c in summary.corrections] == [(2, "resolved"), (1, "withdrawn")]
+    # A member's carried heading of the same title comes later on the page: the link goes to the result's own.
+    contents = [Heading(2, "Reconciliation", "sec-reconciliation"), Heading(3, "Dispositions", "sec-dispositions-2"),
+                Heading(3, "Dispositions", "sec-dispositions")]
+    assert section_links(contents) == {"decisions": "sec-reconciliation", "dispositions": "sec-dispositions-2"}
+
+
 @pytest.mark.django_db
-def test_the_result_page_lists_the_reviewers_decisions_first(client, reviewer, ready_run,  # noqa: F811
-                                                              django_capture_on_commit_callbacks):
+def test_the_result_page_opens_with_the_summary_and_lists_the_reviewers_decisions_first(
+        client, reviewer, ready_run, django_capture_on_commit_callbacks):  # noqa: F811
     """They started near 31,000 px of a 34,000 px page with no entry near the top (issue 22)."""
     from reviews.audit import Actor
     from results.services import approve_run
@@ -90,6 +126,15 @@ def test_the_result_page_lists_the_reviewers_decisions_first(client, reviewer, r
         approve_run(run=ready_run, note="Read every mapping.", actor=Actor("user:reviewer-1"))
     client.force_login(reviewer.user)
     body = client.get(f"/runs/{ready_run.run_id}/result/").content.decode()
-    entries = re.findall(r'<li class="toc-[^"]*"><a href="#([^"]+)">(.*?)</a></li>', body)
-    assert entries[0] == ("sec-reconciliation", "<strong>Decisions</strong> (Reconciliation)")
-    assert 'id="sec-reconciliation"' in body
+    entries = [anchor for anchor, _text in re.findall(r'<li class="toc-[^"]*"><a href="#([^"]+)">(.*?)</a></li>', body)]
+    assert entries[:3] == ["result-summary", "sec-dynamic-cheatsheet-agentic-system-analysis", "sec-reconciliation"]
+    reviewers = [entries.index(a) for a in ("sec-reconciliation", "sec-limitations", "sec-verification-and-blockers")]
+    carried = [entries.index(a) for a in entries if a.startswith(("sec-run-identity", "sec-shared-records",
+                                                                  "sec-overview-report", "sec-memory-report"))]
+    assert reviewers == sorted(reviewers) and max(reviewers) < min(carried)
+    assert body.index('id="result-summary"') < body.index('id="sec-reconciliation"') < body.index(
+        'id="sec-shared-records"')
+    summary = body[body.index('id="result-summary"'):body.index("</section>", body.index('id="result-summary"'))]
+    assert "14 entered as new shared records" in summary and "5 accepted · 0 rejected" in summary
+    assert 'href="#sec-integration-issue-decisions"' in summary and 'href="#sec-semantic-verification"' in summary
+    assert "by user:reviewer-1 at" in summary and "Read every mapping." in summary

@@ -42,6 +42,11 @@ def test_it_signs_the_result_with_the_run_finalized_event_as_its_head(final_run)
     assert finalized.seq == AuditEvent.objects.filter(run=final_run).count()  # nothing after it in that transaction
     assert [a["id"] for a in predicate["approvals"]] == [approved.after["approval"]]
     assert predicate["approvals"][0]["by"] == "user:reviewer-1"
+    # The chain head the reviewer signed off, as the approval and its run.approved event record it.
+    approval = final_run.approvals.get()
+    assert predicate["approvals"][0]["audit_head"] == approved.after["audit_head"] == {
+        "seq": approval.audit_head_seq, "hash": approval.audit_head_hash}
+    assert approval.audit_head_seq == approved.seq - 1
     assert predicate["run_id"] == final_run.run_id and predicate["review_passes"] == predicate["adjudications"] == []
     assert predicate["validation"]["errors"] == 0
     subjects = {s["name"]: s["digest"]["sha256"] for s in statement["subject"]}

@@ -284,7 +284,7 @@ def test_the_timeline_shows_who_what_when_and_the_chain_check(browser, run_facto
     assert f'href="/runs/{run.run_id}/reconcile/" title="mapping 7">a mapping no longer in the run</a>' in html
     assert f'href="/runs/{run.run_id}/" title="run {run.run_id}">run {run.run_id}</a>' in html
     # Before → after as the list of changed fields (reviews/audit_diff.py).
-    assert ('<li class="change-changed"><span class="field">state</span><del>none</del>'
+    assert ('<li class="change-changed"><span class="field" title="state">state</span><del>none</del>'
             '<span class="arrow" aria-label="becomes">→</span><ins>proposed</ins></li>') in html
     event = AuditEvent.objects.get(run=run, seq=2)
     assert f'title="{event.hash}">{event.hash[:12]}</span>' in html

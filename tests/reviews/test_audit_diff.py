@@ -55,3 +55,8 @@ def test_applying_the_changes_to_before_gives_after(before, after):
                                                              separators=(", ", ": "))) for k, v in new.items()}
     assert rebuilt == shown_new
     assert all(old.get(c.field) != new.get(c.field) or c.kind != "changed" for c in changes)
+
+
+def test_a_nested_field_is_named_in_words_with_its_key_kept():
+    [change] = changed_fields({"run_status": {"after": "open"}}, {"run_status": {"after": "in_review"}})
+    assert (change.field, change.label) == ("run_status.after", "run status · after")

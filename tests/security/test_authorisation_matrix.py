@@ -160,6 +160,19 @@ EXPECTED: dict[tuple[str, str], Row] = {
     (P + "reconcile/bulk-accept/undo/", "POST"): page(DECIDERS, ALLOWED),
     # Events and webhooks (issue 20): every role reads its own feed and keeps its own subscriptions; a
     # subscription is its owner's alone, so another's (here: one that does not exist) is 404 to everyone.
+    # Independent reviews (issue 21): every role reads the passes (blind where DESIGN §2 says), their
+    # agreement and conflicts; reviewers set reviews_required, submit their pass and, with the adjudicate
+    # permission, settle conflicts (this run has none: 404 past the role check).
+    (R + "passes/", "GET"): api(EVERY_ROLE),
+    (R + "passes/mine/submit/", "POST"): api(DECIDERS, ALLOWED),
+    (R + "agreement/", "GET"): api(EVERY_ROLE),
+    (R + "conflicts/", "GET"): api(EVERY_ROLE),
+    (R + "conflicts/<int:conflict_id>/decision/", "POST"): api(DECIDERS, ALLOWED),
+    (P + "reviews/", "GET"): page(EVERY_ROLE),
+    (P + "reviews/", "POST"): page(DECIDERS, ALLOWED),
+    (P + "reviews/submit/", "POST"): page(DECIDERS, ALLOWED),
+    (P + "conflicts/", "GET"): page(EVERY_ROLE),
+    (P + "conflicts/<int:conflict_id>/settle/", "POST"): page(DECIDERS, ALLOWED),
     ("api/events/", "GET"): api(EVERY_ROLE),
     ("api/webhooks/", "GET"): api(EVERY_ROLE),
     ("api/webhooks/", "POST"): api(EVERY_ROLE, ALLOWED),
@@ -245,7 +258,7 @@ def world(db, run_factory):
         "decision_id": IssueDecision.objects.filter(run=run).first().pk,
         "issue_id": IssueDecision.objects.filter(run=run).first().pk,
         "amendment_id": amendment.pk, "canonical_id": canonical.pk, "verb": "resolve",
-        "webhook_id": 987654, "delivery_id": 987654,
+        "webhook_id": 987654, "delivery_id": 987654, "conflict_id": 987654,
         "correction_id": corrections.raise_correction(run=run, member="memory", text="Cite the file.",
                                                       actor=Actor("user:reviewer-m")).pk,
     }

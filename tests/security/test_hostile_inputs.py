@@ -5,10 +5,6 @@ pipeline (upload, parse, validate, sync) and then every page and API view that s
 """
 from __future__ import annotations
 
-import io
-import tarfile
-import zipfile
-
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
@@ -16,6 +12,7 @@ from django.test import Client
 from records.models import MemberReport, MemberVersion, Record
 from reconcile.models import Mapping
 from reviews.models import AuditEvent
+from tests.packing import lying_zip, tar_gz_of, zip_of
 from tests.reconcile.factories import MEMORY_SMALL, RUNTIME_SLUG, upload
 
 pytestmark = pytest.mark.django_db
@@ -327,33 +324,6 @@ def test_a_one_megabyte_approval_note_from_the_page_is_refused_with_a_message(ru
 
 
 # --- bundles: bombs and path tricks over HTTP ------------------------------------------------
-
-def zip_of(entries: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in entries.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
-
-
-def tar_gz_of(entries: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        for name, data in entries.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
-
-
-def lying_zip(size: int) -> bytes:
-    """A zip whose single entry says it holds 100 bytes but inflates to `size` bytes."""
-    data = bytearray(zip_of({"memory.md": b"\n" * size}))
-    for signature, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
-        at = data.find(signature)
-        data[at + offset:at + offset + 4] = (100).to_bytes(4, "little")
-    return bytes(data)
-
 
 def post_bundle(client, run, data: bytes, name="bundle.zip"):
     return client.post(f"/api/runs/{run.run_id}/bundle/", {"file": SimpleUploadedFile(name, data)}, format="multipart")

@@ -15,10 +15,13 @@ class Command(BaseCommand):
         parser.add_argument("name")
         parser.add_argument("--role", required=True, choices=ROLES)
         parser.add_argument("--password", help="set this UI login password for the user")
+        parser.add_argument("--adjudicate", action="store_true",
+                            help="a reviewer who may settle conflicts between independent review passes")
 
-    def handle(self, *args, name, role, password=None, **options):
+    def handle(self, *args, name, role, password=None, adjudicate=False, **options):
         try:
-            _, key = issue_token(name=name, role=role, password=password, actor=Actor.command("issue_token"))
+            _, key = issue_token(name=name, role=role, password=password, adjudicate=adjudicate,
+                                  actor=Actor.command("issue_token"))
         except ValueError as error:
             raise CommandError(str(error)) from None
         self.stdout.write(key)

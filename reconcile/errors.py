@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reviews.models import TransitionError
 
-from ..dispositions import mapping_name
+from .dispositions import mapping_name
 
 
 class ProposalError(Exception):

@@ -1,0 +1,111 @@
+"""The reconciliation page of a run in independent review (DESIGN §11 last bullet): at 2,000 records with
+two submitted passes, against the same page at 20 records (two submitted passes too), measured in the
+same run. Targets (the page targets of §11): server time within 1.5x of the page at 20, under 600 KB,
+the same query count as at 20.
+
+Each run is built by `tests.reconcile.page_factories.build_reconcile_run`, set to two reviews
+(`set_reviews_required`); two reviewers decide it through the services as themselves
+(`Actor.for_user`): each bulk-accepts every suggestion and accepts every integration issue but one,
+which the second reviewer rejects (one conflict, as dual reviews have); then both passes are
+submitted (`reconcile.passes.consensus.submit_pass`), the second bringing the consensus. The page is
+read by the first reviewer. Also printed, not targeted: the same page read by the second reviewer
+while their pass is open and the first is submitted (their pass laid over the rows on every request),
+and how long building the passes took (at 2,000 records about 3 minutes for the two passes and 8 for
+the last submission's consensus on a shared 2-core machine: this part is the bench's slowest).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+from bench_common import report
+
+SIZES = (20, 2000)
+
+
+def _reviewer(name: str):
+    from django.contrib.auth import get_user_model
+
+    from reviews.audit import Actor
+    from reviews.services import issue_token
+
+    if not get_user_model().objects.filter(username=name).exists():
+        issue_token(name=name, role="reviewer", password=f"{name}-pass-123", actor=Actor.command("bench"))
+    return get_user_model().objects.get(username=name)
+
+
+def _decide_pass(run, user, *, reject_first_issue: bool) -> None:
+    """Everything of the run decided in the user's pass: one bulk accept, then each integration issue."""
+    from reconcile import services
+    from reviews.audit import Actor
+
+    actor = Actor.for_user(user)
+    services.bulk_accept(run=run, min_score=0.0, actor=actor, rationale="bench: every suggestion")
+    for n, decision in enumerate(services.current_issue_decisions(run).order_by("pk")):
+        services.decide_issue(issue_decision=decision, decision="reject" if reject_first_issue and n == 0 else "accept",
+                              rationale="bench", actor=actor, expected_version=decision.version)
+
+
+def _measure(client, url: str) -> tuple[float, int, int]:
+    """Median server time (s) of 3 reads after a warm one, their query count and the reply's size (bytes)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.get(url)  # warm: compiled templates, word diffs in the per-process cache
+    times = []
+    for _ in range(3):
+        with CaptureQueriesContext(connection) as queries:
+            start = time.perf_counter()
+            response = client.get(url)
+            times.append(time.perf_counter() - start)
+    assert response.status_code == 200, response.status_code
+    return statistics.median(times), len(queries), len(response.content)
+
+
+def bench_passes_page():
+    from django.test import Client
+
+    from reconcile.models import Conflict
+    from reconcile.passes.consensus import submit_pass
+    from reviews.audit import Actor
+    from reviews.services import set_reviews_required
+
+    try:
+        from tests.reconcile.page_factories import build_reconcile_run
+    except ImportError as error:
+        report("reconciliation page with two passes", "skipped", "", f"no page factory ({error})")
+        return
+    first, second = _reviewer("bench-pass-1"), _reviewer("bench-pass-2")
+    as_first, as_second = Client(), Client()
+    as_first.force_login(first)
+    as_second.force_login(second)
+    measured = {}
+    for size in SIZES:
+        run, member = build_reconcile_run(records=size, run_id=f"AAS-2026-01-04-passes{size}-01")
+        url = f"/runs/{run.run_id}/reconcile/?member={member}"
+        set_reviews_required(run=run, count=2, actor=Actor.command("bench"))
+        start = time.perf_counter()
+        _decide_pass(run, first, reject_first_issue=False)
+        _decide_pass(run, second, reject_first_issue=True)
+        decided = time.perf_counter() - start
+        submit_pass(run=run, reviewer=first, actor=Actor.for_user(first))
+        open_pass = _measure(as_second, url)  # the second reviewer's open pass laid over the rows per request
+        start = time.perf_counter()
+        submit_pass(run=run, reviewer=second, actor=Actor.for_user(second))
+        consensus = time.perf_counter() - start
+        conflicts = Conflict.objects.filter(run=run).count()
+        measured[size] = _measure(as_first, url)
+        seconds, queries, size_bytes = measured[size]
+        label = f"reconciliation page, 2 passes, {size} records"
+        report(f"{label}: building (not a figure)", (decided + consensus) * 1000, "ms",
+               f"two passes decided {decided:.1f} s, last submission + consensus {consensus:.1f} s, "
+               f"{conflicts} conflict{'s' if conflicts != 1 else ''}")
+        report(f"{label}: server time", seconds * 1000, "ms", "median of 3, read by the first reviewer")
+        report(f"{label}: SQL queries", queries, "queries")
+        report(f"{label}: first view", size_bytes / 1024, "KB", "target < 600 KB" if size == SIZES[-1] else "")
+        report(f"{label}: second pass open, server time", open_pass[0] * 1000, "ms",
+               f"{open_pass[1]} queries, {open_pass[2] / 1024:.0f} KB; the pass laid over the rows (not targeted)")
+    (small, small_q, _), (large, large_q, large_b) = measured[SIZES[0]], measured[SIZES[-1]]
+    report(f"reconciliation page, 2 passes: {SIZES[-1]} / {SIZES[0]} records", large / small, "x",
+           f"target <= 1.5x; queries {large_q} vs {small_q} (target: the same); "
+           f"{large_b / 1024:.0f} KB (target < 600 KB)")
