@@ -93,17 +93,26 @@ def text_head(shown: Q) -> Case:
                 default=Value(None), output_field=BinaryField())
 
 
-def start_ordinal(version: MemberVersion, params) -> int:
-    """Where this page of records starts: `from` (an ordinal), or the record holding `line`, or the first."""
+def first_ordinal(totals: dict) -> int:
+    return min((t["first"] for t in totals.values()), default=1)
+
+
+def start_ordinal(version: MemberVersion, params, totals: dict) -> int:
+    """Where this page of records starts: `from` (an ordinal); or, for `line`, the start of the page that
+    holds the record holding it (pages counted from the first record, so a report that fits one page
+    opens whole); or the first record."""
+    first = first_ordinal(totals)
     wanted = params.get("from", "")
     if wanted.isdigit():
-        return int(wanted)
+        return max(int(wanted), first)
     line = params.get("line", "")
     if line.isdigit():
+        # No index on line_end: this reads the version's records, on a link to a line only.
         found = (Record.objects.filter(member_version=version, line_end__gte=int(line)).order_by("ordinal")
                  .values_list("ordinal", flat=True).first())
-        return found if found is not None else 0
-    return 0
+        if found is not None:
+            return first + (found - first) // MEMBER_PAGE_RECORDS * MEMBER_PAGE_RECORDS
+    return first
 
 
 def records_page(version: MemberVersion, start: int, totals: dict) -> tuple[list[RecordGroup], int | None]:

@@ -85,7 +85,7 @@ def member_detail(request, run_id: str, member_id: str):
     if version is None:
         raise Http404(f"{member_id} has no uploaded version")
     totals = member_page.kind_totals(version)
-    start = member_page.start_ordinal(version, request.GET)
+    start = member_page.start_ordinal(version, request.GET, totals)
     groups, following = member_page.records_page(version, start, totals)
     page_records = [entry["record"] for group in groups for entry in group.entries]
     base = reverse("member-detail", args=[run.run_id, member.role]) + (f"?version={wanted}&" if wanted else "?")
@@ -101,7 +101,7 @@ def member_detail(request, run_id: str, member_id: str):
     findings = list(report.findings.filter(member_version=version).order_by("line", "code")[:FINDINGS_SHOWN + 1]
                     if report else [])
     issues = list(version.integration_issues.order_by("index"))
-    paged = start > 0 or following is not None
+    paged = start > member_page.first_ordinal(totals) or following is not None
     return render(request, "records/member_detail.html", context | {
         "versions": versions, "kinds": member_page.kinds_nav(totals), "base": base, "paged": paged,
         "issues": issues, "findings": findings[:FINDINGS_SHOWN], "findings_more": len(findings) > FINDINGS_SHOWN,

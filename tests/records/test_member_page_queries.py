@@ -74,9 +74,12 @@ def test_a_link_to_a_line_opens_the_page_that_anchors_it(client, reviewer):
     _, url = _member_run(2000, "AAS-2026-09-25-mline-01")
     _, first = _get(client, url)
     assert 'id="L15005"' not in first
-    # Line 15,005 is inside record 1,500 (the factory's records start every 10 lines): its page opens there.
+    # Line 15,005 is inside record 1,500 (the factory's records start every 10 lines, from ordinal 0): the
+    # page of 50 holding it opens, which starts there.
     _, page = _get(client, url + "?line=15005")
     assert records_on(page)[0] == "MEM-CMP-slotcfs"
+    _, page = _get(client, url + "?line=15105")  # record 1,510: the same page
+    assert records_on(page)[0] == "MEM-CMP-slotcfs" and page.count('id="L15105"') == 1
     assert page.count('id="L15005"') == 1
     # A line between records is anchored in the text shown around it.
     _, between = _get(client, url + "?line=15008")
@@ -113,3 +116,12 @@ def test_a_version_parsed_before_the_counts_were_kept_is_counted_by_one_query(cl
     assert counted_queries == kept_queries + 1
     nav = re.compile(r'<nav class="record-kinds".*?</nav>', re.S)
     assert nav.search(counted_page).group(0) == nav.search(kept_page).group(0)
+
+
+def test_a_link_to_a_line_of_a_report_that_fits_one_page_opens_it_whole(client, reviewer):
+    client.force_login(reviewer.user)
+    _, url = _member_run(30, "AAS-2026-09-25-mwhole-01")
+    _, whole = _get(client, url)
+    _, linked = _get(client, url + "?line=205")
+    assert records_on(linked) == records_on(whole) and len(records_on(whole)) == 30
+    assert "Full text" in linked and linked.count('id="L205"') == 1
