@@ -7,6 +7,8 @@ dispositions. A fixed number of queries, whatever the run's size.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from django.db.models import F
 from django.urls import reverse
 
@@ -172,3 +174,30 @@ def _independent_reviews(run: Run) -> list[d.Blocker]:
 def run_standing(run: Run, versions: list[MemberVersion] | None = None) -> d.Standing:
     """One disposition per member record and every blocker of approval, for `run` as it is now."""
     return d.standing(run_facts(run, versions))
+
+
+# run pk → ((chain head seq, hash), standing), the most recently asked last; a few runs per process.
+_KEPT: OrderedDict[int, tuple[tuple[int, str], d.Standing]] = OrderedDict()
+KEPT_RUNS = 4
+
+
+def kept_standing(run: Run) -> d.Standing:
+    """`run_standing(run)`, kept per process for the run's audit chain head as `run` was read.
+
+    Every change of what a standing is computed from is made by a service that writes an event on the
+    run's chain in the same transaction, so a head names one state of the run: a page that read the
+    run at its request's start and changes nothing (the reconciliation page's GET) reuses the standing
+    of that state instead of computing every record's disposition again (issue 23 item 5). Approval,
+    the API and the answers to decisions compute theirs afresh.
+    """
+    head = (run.audit_head_seq, run.audit_head_hash)
+    kept = _KEPT.get(run.pk)
+    if kept is not None and kept[0] == head:
+        _KEPT.move_to_end(run.pk)
+        return kept[1]
+    standing = run_standing(run)
+    _KEPT[run.pk] = (head, standing)
+    _KEPT.move_to_end(run.pk)
+    while len(_KEPT) > KEPT_RUNS:
+        _KEPT.popitem(last=False)
+    return standing

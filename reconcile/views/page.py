@@ -20,7 +20,7 @@ from reviews.models import Run
 
 from .. import selectors
 from .. import services
-from ..blockers import run_standing
+from ..blockers import kept_standing
 from ..panels import blockers_context
 from ..word_diffs import stored_diffs
 from ..forms import BulkAcceptForm, PageFilterForm
@@ -53,7 +53,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
             records = records.filter(kind=kind)
         records = list(records.order_by("ordinal"))
     canonicals = selectors.canonicals(run)
-    standing = run_standing(run)
+    standing = kept_standing(run)  # `run` is run_for's, read at the request's start
     builder = _RowBuilder(canonicals=canonicals, standing=standing, run=run, query=_kept_query(request.GET),
                           user=request.user)
 

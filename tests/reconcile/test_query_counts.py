@@ -89,3 +89,31 @@ def test_it_keeps_the_query_count_constant_with_every_members_issues_amendments_
     assert pages[1].count(b"Propose another mapping") == PAGE_ROWS and pages[1].count(b'class="issue state-') == 500
     assert pages[1].count(b'class="amendment state-') == 200
     assert counts[0] == counts[1], f"{counts[0]} queries at 20 records, {counts[1]} at 2,000"
+
+
+def test_the_page_reuses_the_standing_of_the_runs_state_until_a_decision_changes_it(client, reviewer, monkeypatch):
+    """The reconciliation page keeps the run's standing per audit chain head (reconcile.blockers.kept_standing):
+    a second view of the same state computes no disposition again; a decision, which writes an event,
+    moves the head, and the next view computes and shows the new state."""
+    from reconcile import blockers, services
+    from reconcile.models import Mapping
+    from reviews.audit import Actor
+
+    client.force_login(reviewer.user)
+    run, member = build_reconcile_run(records=20, run_id="AAS-2026-09-25-kept-01")
+    url = f"/runs/{run.run_id}/reconcile/?member={member}"
+    computed = []
+    real = blockers.run_standing
+    monkeypatch.setattr(blockers, "run_standing", lambda *args, **kwargs: computed.append(1) or real(*args, **kwargs))
+
+    def left(page: bytes) -> int:
+        return int(re.search(rb'data-count="mappings-left">(\d+)<', page).group(1))
+
+    first, again = client.get(url).content, client.get(url).content
+    assert len(computed) == 1 and left(again) == left(first)
+    mapping = Mapping.objects.filter(run=run, score=0.95).order_by("pk").first()
+    services.decide_mapping(mapping=mapping, decision="accept", rationale="same slug", expected_version=mapping.version,
+                            actor=Actor.for_user(reviewer.user))
+    after = client.get(url).content
+    assert len(computed) == 2 and left(after) == left(first) - 1
+    assert f'id="pair-{mapping.pk}" class="pair state-accepted'.encode() in after
