@@ -18,6 +18,7 @@ from records.models import Finding, IntegrationIssue, MemberVersion, Record, Val
 from reviews.models import Run
 
 from . import dispositions as d
+from .passes.world import active_world
 from .paragraphs import amendment_sha256, stated_paragraphs, supersession_keys
 from .vocabulary import SEEDING_ROLES
 from .models import AmendmentDecision, CanonicalRecord, Conflict, CorrectionRequest, IssueDecision, Mapping, ReviewPass
@@ -190,6 +191,10 @@ def kept_standing(run: Run) -> d.Standing:
     of that state instead of computing every record's disposition again (issue 23 item 5). Approval,
     the API and the answers to decisions compute theirs afresh.
     """
+    if active_world(run) is not None:
+        # A reviewer's own review pass laid over the rows: its standing is theirs alone (blind to others,
+        # DESIGN §2), under the shared rows' chain head; never kept, never taken from what was kept.
+        return run_standing(run)
     head = (run.audit_head_seq, run.audit_head_hash)
     kept = _KEPT.get(run.pk)
     if kept is not None and kept[0] == head:

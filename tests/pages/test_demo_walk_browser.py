@@ -12,7 +12,7 @@ from django.db import connection
 from playwright.sync_api import expect
 
 from reconcile import dispositions
-from reconcile.services import errors
+from reconcile import errors
 from reviews.demo import DEMO_PASSWORD, DEMO_REVIEWER
 from reviews.models import Run
 from tests.conftest import SHARED, wait_until

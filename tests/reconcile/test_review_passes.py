@@ -3,6 +3,8 @@ reviewer decides in a blind pass, the passes' agreements become the run's decisi
 disagreements conflicts an adjudicator settles."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -31,6 +33,10 @@ def two_reviews(run_factory):
     run = build_corpus_run(run_factory)
     set_reviews_required(run=run, count=2, actor=Actor.command("test"))
     return run
+
+
+def _without_csrf(html: str) -> str:
+    return re.sub(r"[A-Za-z0-9]{64}", "<token>", html)
 
 
 def _decide_all(actor, *, reject_first_issue: bool = False, reject_mapping: int | None = None):
@@ -173,6 +179,8 @@ def test_another_reviewers_api_replies_carry_nothing_of_a_pass_before_submission
     browser.force_login(second_reviewer.user)
     counters = f"/runs/{run.run_id}/reconcile/counters/"
     counted = browser.get(counters).content
+    reconcile_page = f"/runs/{run.run_id}/reconcile/?member=epistemic"
+    page_before = _without_csrf(browser.get(reconcile_page).content.decode())
     answer = reviewer.post(f"{base}/mappings/{first.pk}/decision/",
                            {"decision": "reject", "rationale": "a secret reason", "version": first.version},
                            format="json")
@@ -189,6 +197,10 @@ def test_another_reviewers_api_replies_carry_nothing_of_a_pass_before_submission
     assert events and all("a secret reason" not in str(e) for e in events)
     assert "a secret reason" in str(reviewer.get(base + "/audit/?action=pass.decided").json())
     assert browser.get(counters).content == counted
+    own = Client()
+    own.force_login(reviewer.user)
+    assert own.get(reconcile_page).status_code == 200  # the first reviewer's page, read through their pass
+    assert _without_csrf(browser.get(reconcile_page).content.decode()) == page_before
     page = browser.get(f"/runs/{run.run_id}/reconcile/?member=epistemic").content.decode()
     assert "a secret reason" not in page and "Submit my review" not in page  # no pass of theirs yet
     timeline = browser.get(f"/runs/{run.run_id}/audit/").content.decode()
