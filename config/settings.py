@@ -249,6 +249,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "records.tasks.sweep_stuck_members",
         "schedule": PIPELINE_SWEEP_EVERY_SECONDS,
     },
+    "sweep-pending-consensus": {
+        "task": "reconcile.tasks.sweep_pending_consensus",
+        "schedule": PIPELINE_SWEEP_EVERY_SECONDS,
+    },
     "sweep-unfinished-finalizations": {
         "task": "results.tasks.sweep_unfinished_finalizations",
         "schedule": PIPELINE_SWEEP_EVERY_SECONDS,

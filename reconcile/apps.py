@@ -34,3 +34,7 @@ class ReconcileConfig(AppConfig):
         from .passes.world import enter_for_request
 
         on_run_read(enter_for_request)
+        # The last submitted pass asks a worker for the consensus.
+        from .passes.consensus import CONSENSUS
+
+        CONSENSUS.bind(tasks.build_consensus)

@@ -18,7 +18,7 @@ from records.models import Finding, IntegrationIssue, MemberVersion, Record, Val
 from reviews.models import Run
 
 from . import dispositions as d
-from .passes.world import active_world
+from .passes.world import active_world, consensus_made
 from .paragraphs import amendment_sha256, stated_paragraphs, supersession_keys
 from .vocabulary import SEEDING_ROLES
 from .models import AmendmentDecision, CanonicalRecord, Conflict, CorrectionRequest, IssueDecision, Mapping, ReviewPass
@@ -166,6 +166,10 @@ def _independent_reviews(run: Run) -> list[d.Blocker]:
         done = f"{len(submitted)} submitted ({', '.join(submitted)})" if submitted else "none submitted yet"
         return [d.Blocker(d.PASS_MISSING, run.run_id, f"The run needs {run.reviews_required} independent reviews, "
                           f"{done}: each reviewer submits their own from the reconciliation page.", page)]
+    if not consensus_made(run):
+        return [d.Blocker(d.CONSENSUS_PENDING, run.run_id, f"The {run.reviews_required} independent reviews are "
+                          "submitted; a worker is turning their agreements into the run's decisions and their "
+                          "disagreements into conflicts.", page)]
     conflicts = reverse("run-conflicts", args=[run.run_id])
     return [d.Blocker(d.CONFLICT_OPEN, name, f"The reviews disagree on {name}: an adjudicator settles it.",
                       f"{conflicts}#conflict-{pk}")

@@ -61,14 +61,16 @@ ISSUE_NAMES_REJECTED = "issue_names_rejected"
 CORRECTION_OPEN = "correction_open"
 CORRECTION_ANSWERED = "correction_answered"
 ALLOCATED_TWICE = "allocated_twice"
-# Independent reviews (DESIGN §5): passes still to be submitted; a disagreement not yet adjudicated.
+# Independent reviews (DESIGN §5): passes still to be submitted; their consensus still being made by a
+# worker; a disagreement not yet adjudicated.
 PASS_MISSING = "pass_missing"
+CONSENSUS_PENDING = "consensus_pending"
 CONFLICT_OPEN = "conflict_open"
 
 CONFLICT_CODES = (SEVERAL_PLACES, REJECTED_TARGET, UNKNOWN_TARGET, CONFLICTING_CLAIM, AMENDMENT_ON_REJECTED,
                   PART_OF_REJECTED, ISSUE_NAMES_REJECTED, ALLOCATED_TWICE)
 BLOCKER_CODES = (RUN_STATUS, NO_MEMBERS, VALIDATION_PENDING, VALIDATION_STALE, VALIDATION_ERROR, OPEN_DISPOSITION,
-                 OPEN_ALTERNATIVE, OPEN_ISSUE, OPEN_AMENDMENT, PASS_MISSING, CONFLICT_OPEN) + CONFLICT_CODES
+                 OPEN_ALTERNATIVE, OPEN_ISSUE, OPEN_AMENDMENT, PASS_MISSING, CONSENSUS_PENDING, CONFLICT_OPEN) + CONFLICT_CODES
 # What leaves a reviewer's pass unfinished: nothing of these may remain when it is submitted.
 OPEN_CODES = (OPEN_DISPOSITION, OPEN_ALTERNATIVE, OPEN_ISSUE, OPEN_AMENDMENT)
 

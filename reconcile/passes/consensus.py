@@ -29,7 +29,9 @@ from ..services import decisions
 from ..services.coherence import IncoherentDecision
 from ..errors import InvalidDecision, ProposalError, StaleVersion, StateConflict
 from ..vocabulary import ACCEPT, CARRY, REJECT, State
-from .world import PassRefused, active_world, effective_entries, pass_world, settling
+from reviews.queue import Job
+
+from .world import PassRefused, active_world, consensus_made, effective_entries, pass_world, settling
 
 # The items passes are compared on: a canonical record a pass allocated, a kind's counter and a
 # supersession amendment (it follows its mapping) are consequences of these, not decisions of their own.
@@ -127,11 +129,37 @@ def submit_pass(*, run: Run, reviewer, actor: Actor) -> ReviewPass:
                      object_id=review_pass.number,
                      after={"pass": review_pass.number, "reviewer": reviewer.get_username(),
                             "decisions": len(review_pass.decisions)})
+        if ReviewPass.objects.filter(run=run, state=ReviewPass.State.SUBMITTED).count() >= run.reviews_required:
+            # Consensus decides every agreed item through the services: seconds per thousand items, too
+            # long for a request, so a worker does it (and the sweep queues it again if it was lost).
+            CONSENSUS.after_commit(run.pk)
+    return review_pass
+
+
+CONSENSUS = Job("reconcile.build_consensus")
+
+
+def build_consensus(*, run: Run) -> bool:
+    """The consensus of the run's submitted passes, once (idempotent: False when it is made, or not due)."""
+    with transaction.atomic():
+        lock_run(run)
+        run.refresh_from_db(fields=["reviews_required", "status"])
         submitted = list(ReviewPass.objects.filter(run=run, state=ReviewPass.State.SUBMITTED)
                          .select_related("reviewer").order_by("number"))
-        if len(submitted) >= run.reviews_required:
-            _consensus(run, submitted)
-    return review_pass
+        if len(submitted) < run.reviews_required or consensus_made(run):
+            return False
+        _consensus(run, submitted)
+    return True
+
+
+def runs_awaiting_consensus() -> list[int]:
+    """Runs whose passes are all submitted and whose consensus is not made (what the sweep queues)."""
+    from django.db.models import Count, Q
+
+    return list(Run.objects.filter(reviews_required__gt=1).annotate(
+        submitted=Count("review_passes", filter=Q(review_passes__state=ReviewPass.State.SUBMITTED)))
+        .filter(submitted__gte=F("reviews_required"))
+        .exclude(audit_events__action="pass.consensus").values_list("pk", flat=True))
 
 
 def _consensus_actor(passes: list[ReviewPass]) -> Actor:

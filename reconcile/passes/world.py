@@ -31,7 +31,7 @@ from django.utils.dateparse import parse_datetime
 
 from reviews.access import ADMIN, REVIEWER, roles_of
 from reviews.audit import Actor, lock_run, record_event
-from reviews.models import Run
+from reviews.models import AuditEvent, Run
 
 from ..models import AmendmentDecision, CanonicalRecord, Conflict, IssueDecision, KindCounter, Mapping, PassEntry, ReviewPass
 from ..errors import StateConflict
@@ -176,8 +176,13 @@ def settling():
 
 
 def passes_complete(run: Run) -> bool:
-    """Every required pass is submitted: the shared rows now hold the settled decisions."""
+    """Every required pass is submitted: no pass takes a decision any more (its consensus made or being made)."""
     return ReviewPass.objects.filter(run=run, state=ReviewPass.State.SUBMITTED).count() >= run.reviews_required
+
+
+def consensus_made(run: Run) -> bool:
+    """The submitted passes' agreements are the run's decisions and their disagreements conflicts."""
+    return AuditEvent.objects.filter(run=run, action="pass.consensus").exists()
 
 
 class _Overlay(Exception):
@@ -364,6 +369,9 @@ def in_review_pass(run_of: Callable[[dict[str, Any]], Run]):
 def _refuse_after_passes(run: Run, reviewer, kwargs: dict[str, Any]) -> None:
     from reviews.access import may_adjudicate
 
+    if not consensus_made(run):
+        raise PassRefused(f"The independent reviews of run {run.run_id} are all submitted: a worker is turning them "
+                          "into the run's decisions and its conflicts; this takes a moment")
     if not may_adjudicate(reviewer):
         raise PassRefused(f"The independent reviews of run {run.run_id} are complete: their agreements are its "
                           "decisions, and only an adjudicator changes them, settling the conflicts")

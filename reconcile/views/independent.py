@@ -18,6 +18,7 @@ from ..models import AmendmentDecision, Conflict, IssueDecision, Mapping, Review
 from ..passes import consensus
 from ..passes.agreement import agreement
 from ..passes.listing import passes_for
+from ..passes.world import consensus_made
 from ..services import ProposalError, StateConflict
 
 
@@ -30,7 +31,7 @@ def review_banner(request, run: Run) -> dict:
     submitted = [p for p in passes if p.state == ReviewPass.State.SUBMITTED]
     return {"review": {
         "required": run.reviews_required, "mine": mine, "submitted": len(submitted),
-        "complete": len(submitted) >= run.reviews_required,
+        "complete": len(submitted) >= run.reviews_required, "consensus": consensus_made(run),
         "open_conflicts": Conflict.objects.filter(run=run, state=Conflict.State.OPEN).count(),
         "may_review": has_any_role(request.user, DECIDE),
         "taken": mine is None and len(passes) >= run.reviews_required,
@@ -76,7 +77,9 @@ def submit_review(request, run_id: str):
     else:
         done = ReviewPass.objects.filter(run=run, state=ReviewPass.State.SUBMITTED).count()
         messages.success(request, f"Your review (pass {submitted.number}) is submitted"
-                         + (": the reviews are complete." if done >= run.reviews_required
+                         + (": the reviews are complete." if done >= run.reviews_required and consensus_made(run)
+                            else ": the reviews are complete, and a worker is making their consensus."
+                            if done >= run.reviews_required
                             else f"; {run.reviews_required - done} more to come."))
         if done >= run.reviews_required and Conflict.objects.filter(run=run).exists():
             return redirect("run-conflicts", run_id=run.run_id)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.test import Client
+from django.test import Client, TestCase
 
 from reconcile import services
 from reconcile.models import CanonicalRecord, Conflict, IssueDecision, Mapping, ReviewPass
@@ -140,7 +140,8 @@ def _two_passes_one_disagreement(run):
     _decide_all(as_bob)
     submit_pass(run=run, reviewer=alice, actor=as_alice)
     assert Mapping.objects.filter(run=run, state="accepted").count() == 0  # still blind: one pass only
-    submit_pass(run=run, reviewer=bob, actor=as_bob)
+    with TestCase.captureOnCommitCallbacks(execute=True):  # the worker's consensus, run in process
+        submit_pass(run=run, reviewer=bob, actor=as_bob)
     return alice, as_alice, judge, as_judge
 
 
@@ -261,3 +262,31 @@ def test_the_coherence_rules_hold_within_a_pass(two_reviews):
     with pytest.raises((services.StateConflict, services.ProposalError), match="rejected"):
         services.decide_mapping(mapping=mapping, decision="accept", rationale="", actor=as_alice,
                                 expected_version=mapping.version)
+
+
+def test_the_consensus_is_a_workers_job_that_the_sweep_queues_again(two_reviews):
+    from reconcile import tasks
+    from reconcile.passes.consensus import build_consensus, runs_awaiting_consensus
+
+    run = two_reviews
+    alice, as_alice = _reviewer("alice")
+    bob, as_bob = _reviewer("bob")
+    _decide_all(as_alice, reject_first_issue=True)
+    _decide_all(as_bob)
+    submit_pass(run=run, reviewer=alice, actor=as_alice)
+    with TestCase.captureOnCommitCallbacks(execute=False) as queued:  # the broker lost it: nothing ran
+        submit_pass(run=run, reviewer=bob, actor=as_bob)
+    assert any("reconcile.build_consensus" in repr(c) for c in queued)
+    assert not Conflict.objects.filter(run=run).exists()
+    with pytest.raises(ApprovalBlocked) as blocked:
+        approve_run(run=run, note="checked", actor=as_bob)
+    assert "consensus_pending" in {b.code for b in blocked.value.blockers}
+    mapping = Mapping.objects.filter(run=run).first()
+    with pytest.raises(PassRefused, match="worker is turning them"):
+        services.decide_mapping(mapping=mapping, decision="reopen", rationale="x", actor=as_alice,
+                                expected_version=mapping.version)
+    assert runs_awaiting_consensus() == [run.pk]
+    assert tasks.sweep_pending_consensus.apply().get() == 1  # queued again (tasks run eagerly here)
+    assert Conflict.objects.filter(run=run).count() == 1 and runs_awaiting_consensus() == []
+    assert build_consensus(run=run) is False  # made once
+    assert AuditEvent.objects.filter(run=run, action="pass.consensus").count() == 1

@@ -50,7 +50,7 @@ def test_every_blocker_and_its_refusal_names_records_not_database_ids_or_codes()
     blockers = _every_blocker()
     assert set(d.BLOCKER_CODES) - {b.code for b in blockers} == {
         d.RUN_STATUS, d.NO_MEMBERS, d.VALIDATION_PENDING, d.VALIDATION_STALE, d.VALIDATION_ERROR,
-        d.PASS_MISSING, d.CONFLICT_OPEN}  # the run's, from reconcile.blockers (test_review_passes words them)
+        d.PASS_MISSING, d.CONSENSUS_PENDING, d.CONFLICT_OPEN}  # the run's, from reconcile.blockers (test_review_passes words them)
     for blocker in blockers:
         for text in filter(None, (blocker.message, blocker.refusal)):
             assert not DB_ID.search(text), text
