@@ -127,7 +127,10 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     VAR_DIR.mkdir(parents=True, exist_ok=True)
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # IMMEDIATE: a transaction takes SQLite's write lock when it begins, so two that read and then write
+    # (a reviewer's pass laid over the rows, reconcile/passes/world.py) queue instead of each failing
+    # "database is locked" on the other's read lock.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 30, "transaction_mode": "IMMEDIATE"})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
