@@ -212,7 +212,9 @@ class SnapshotPaths:
         """True when `path` names a folder holding files of the snapshot (directly or under its top folder);
         a folder may be written with its slash (`lantern/`)."""
         folder = path.strip("/")
-        return bool(folder) and (folder in self.folders or (self.top is not None and f"{self.top}/{folder}" in self.folders))
+        # `folders` already names each folder both ways: looking it up again under the top folder would
+        # strip that folder twice (`src` a folder of `app/app/src/src`, which it is not).
+        return bool(folder) and folder in self.folders
 
 
 def _folders_of(path: str):

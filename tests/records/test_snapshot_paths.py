@@ -57,3 +57,11 @@ def test_twenty_thousand_files_and_five_hundred_citations_check_without_a_scan_p
                for n in range(500)]
     assert [r.status for r in results] == [quotes.VERIFIED] * 500
     assert built == []  # the index was built once, by the caller, not once per citation
+
+
+def test_a_folder_under_the_top_folder_is_not_looked_up_under_it_twice():
+    # Found by the property above: `app/src` is a folder of `app/app/src/src` (named under its top
+    # folder `app`); `src` is not, though looking `app/src` up again under `app` said it was.
+    index = quotes.SnapshotPaths({"app/app/src/src"})
+    assert index.is_folder("app/src") and index.is_folder("app/app/src")
+    assert not index.is_folder("src")
