@@ -38,6 +38,12 @@ def canonicals(run: Run) -> dict[str, CanonicalRecord]:
     return {c.canonical_id: c for c in CanonicalRecord.objects.filter(run=run).only(*CANONICAL_COLUMNS)}
 
 
+def active_targets(run: Run) -> list[tuple[str, str, str]]:
+    """(canonical ID, kind, label) of the run's active canonical records, in the shared set's order."""
+    return list(CanonicalRecord.objects.filter(run=run, state=CanonicalRecord.State.ACTIVE)
+                .values_list("canonical_id", "kind", "label"))
+
+
 def decision_of(issue: IntegrationIssue) -> IssueDecision | None:
     try:
         return issue.decision

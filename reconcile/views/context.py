@@ -73,12 +73,13 @@ def _controls(request, run: Run) -> dict:
 
 
 
-def _targets_by_kind(canonicals: dict[str, CanonicalRecord], kinds: list[str]) -> dict[str, list[tuple[str, str]]]:
-    """kind → [(canonical ID, label)] of the active canonical records: a target choice names both."""
+def _targets_by_kind(active, kinds: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """kind → [(canonical ID, label)] of the active canonical records (`selectors.active_targets`): a
+    target choice names both."""
     targets = {k: [] for k in kinds}
-    for c in canonicals.values():
-        if c.state == CanonicalRecord.State.ACTIVE and c.kind in targets:
-            targets[c.kind].append((c.canonical_id, c.label))
+    for canonical_id, kind, label in active:
+        if kind in targets:
+            targets[kind].append((canonical_id, label))
     return targets
 
 

@@ -5,7 +5,8 @@ The page's query count does not grow with the number of records: every row's dat
 of queries made up front (see `_page_context`)."""
 from __future__ import annotations
 
-from collections import defaultdict
+from bisect import bisect_left
+from collections import Counter, defaultdict
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
@@ -29,53 +30,39 @@ from .runs import counters_context
 from .context import (KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _targets_by_kind)
 from .bulk import undo_key
 from .independent import review_banner
-from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, markdown_diff_html, _grouped)
+from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, _entered_as, markdown_diff_html, _grouped)
 
 
 def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
     members = selectors.members(run)
     pickable = [m for m in members if m.role not in services.SEEDING_ROLES and m.declarations]
-    mappings = list(selectors.current_mappings(run))
     # Mapping statements of a result or reconciliation whose source no member of the run declares
     # (seed 000's `MEM-OBJ-1 → OBJ-5`) still need a decision: they get a picker entry of their own.
-    unattached = [m for m in mappings if m.source_record_id is None]
-    choices = [m.role for m in pickable] + ([STATEMENTS] if unattached else [])
+    unattached_count = Mapping.objects.filter(run=run, source_record__isnull=True).count()
+    choices = [m.role for m in pickable] + ([STATEMENTS] if unattached_count else [])
     wanted = filters.value("member")
     current = wanted if wanted in choices else (choices[0] if choices else "")
     selected = next((m for m in pickable if m.role == current), None)
     kind, show = filters.value("kind"), filters.value("show") or "all"
+    standing = kept_standing(run)  # `run` is run_for's, read at the request's start
 
-    records = []
+    records = Record.objects.none()
     if selected is not None:
         records = Record.objects.filter(member_version_id=selected.current_version_id,
-                                        record_type=Record.Type.DECLARATION).only(*selectors.RECORD_COLUMNS)
+                                        record_type=Record.Type.DECLARATION)
         if kind:
             records = records.filter(kind=kind)
-        records = list(records.order_by("ordinal"))
-    canonicals = selectors.canonicals(run)
-    standing = kept_standing(run)  # `run` is run_for's, read at the request's start
-    builder = _RowBuilder(canonicals=canonicals, standing=standing, run=run, query=_kept_query(request.GET),
-                          user=request.user)
-
-    by_source: dict[str, list[Mapping]] = defaultdict(list)
-    for m in mappings:
-        by_source[m.source].append(m)
-    rows = []
-    for record in records:
-        rows.extend(builder.rows(record, by_source.get(record.record_id, ())))
-    if current == STATEMENTS:
-        rows.extend(row for mapping in unattached for row in builder.rows(None, [mapping])
-                    if not kind or row.kind == kind)
-    if show == "undecided":
-        rows = [r for r in rows if r.mapping is None or r.is_open]
-    elif show == "stale":
-        rows = [r for r in rows if r.mapping is not None and r.mapping.state == Decidable.State.STALE]
-    elif show == "conflicts":
-        rows = [r for r in rows if r.conflict]
+    offset = request.GET.get("offset")
+    if show == "all" and current != STATEMENTS:
+        shown, more, rows_total = _one_page_of_rows(request, run, records, standing, offset)
+    else:
+        rows = _filtered_rows(request, run, records, standing, show, kind, statements=current == STATEMENTS)
+        shown, more = _rows_page(rows, offset)
+        rows_total = len(rows)
 
     issues_scope = filters.value("issues")
-    kinds_present = sorted({c.kind for c in canonicals.values() if c.state == CanonicalRecord.State.ACTIVE})
-    shown, more = _rows_page(rows, request.GET.get("offset"))
+    targets = selectors.active_targets(run)
+    kinds_present = sorted({k for _, k, _ in targets})
     diffs = stored_diffs([(r.record.text, r.canonical.text) for r in shown
                           if r.record is not None and r.canonical is not None], markdown_diff_html)
     for r in shown:
@@ -87,7 +74,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         "selected": selected,
         "current": current,
         "statements": STATEMENTS,
-        "unattached_count": len(unattached),
+        "unattached_count": unattached_count,
         "kind": kind,
         "show": show,
         "issues_scope": issues_scope,
@@ -98,10 +85,10 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         "rows": _grouped([row.display() for row in shown]),
         "more": more | {"url": _page_url(run, {name: request.GET.get(name, "") for name in KEPT_FILTERS}
                                          | {"member": current, "offset": more["offset"]})} if more else None,
-        "rows_total": len(rows),
+        "rows_total": rows_total,
         **_issues_panel(request, run, members, selected, issues_scope),
         "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
-        "targets_by_kind": _targets_by_kind(canonicals, kinds_present),
+        "targets_by_kind": _targets_by_kind(targets, kinds_present),
         **counters_context(request, run),
         **(controls := _controls(request, run)),
         # The page's rows are the picked member's, which the URL may not name yet.
@@ -109,7 +96,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
             reverse("run-corrections", args=[run.run_id]) + "?" + urlencode({"member": current}) + "&record="),
         **blockers_context(run, standing),
         "csrf_input": _csrf_input(request),
-        "query": builder.query,
+        "query": _kept_query(request.GET),
         "bulk_form": BulkAcceptForm(initial={"min_score": 0.9}),
         "bulk_undo": request.session.get(undo_key(run)),
         **review_banner(request, run),
@@ -117,6 +104,66 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
 
 
 PAGE_ROWS = 60
+
+
+def _builder(request, run: Run, standing, canonicals) -> _RowBuilder:
+    return _RowBuilder(canonicals=canonicals, standing=standing, run=run, query=_kept_query(request.GET),
+                       user=request.user)
+
+
+def _canonicals_for(run: Run, mappings, standing) -> dict[str, CanonicalRecord]:
+    """The canonical records the rows of these mappings show: their targets, and what a target entered as."""
+    entered = _entered_as(standing)
+    wanted = {m.target for m in mappings if m.target}
+    wanted |= {entered[t] for t in wanted if t in entered}
+    return {c.canonical_id: c for c in CanonicalRecord.objects.filter(run=run, canonical_id__in=wanted)
+            .only(*selectors.CANONICAL_COLUMNS)}
+
+
+def _one_page_of_rows(request, run: Run, records, standing, offset: str | None) -> tuple[list, dict | None, int]:
+    """One page of every row (the page's default view), reading only that page's records, mappings and
+    canonical records: a record has one row per mapping of it, or one row without, so where a page
+    starts and ends is known from the mappings' sources alone, never splitting a record's rows."""
+    listed = list(records.order_by("ordinal").values_list("pk", "record_id"))
+    per_source = Counter(Mapping.objects.filter(run=run).values_list("source", flat=True))
+    before = [0]
+    for _pk, record_id in listed:
+        before.append(before[-1] + max(1, per_source.get(record_id, 0)))
+    total = before[-1]
+    start = min(int(offset) if offset and offset.isdigit() else 0, total)
+    first = bisect_left(before, start, hi=len(listed))
+    last = min(bisect_left(before, before[first] + PAGE_ROWS), len(listed))
+    page = listed[first:last]
+    by_pk = {r.pk: r for r in Record.objects.filter(pk__in=[pk for pk, _ in page]).only(*selectors.RECORD_COLUMNS)}
+    mappings = list(selectors.current_mappings(run).filter(source__in=[record_id for _, record_id in page]))
+    by_source: dict[str, list[Mapping]] = defaultdict(list)
+    for m in mappings:
+        by_source[m.source].append(m)
+    builder = _builder(request, run, standing, _canonicals_for(run, mappings, standing))
+    rows = [row for pk, record_id in page for row in builder.rows(by_pk[pk], by_source.get(record_id, ()))]
+    end = before[last]
+    return rows, ({"offset": end, "left": total - end} if end < total else None), total
+
+
+def _filtered_rows(request, run: Run, records, standing, show: str, kind: str, *, statements: bool) -> list:
+    """Every row of the picked member (or of the mapping statements) that the `show` filter keeps."""
+    records = list(records.only(*selectors.RECORD_COLUMNS).order_by("ordinal"))
+    mappings = list(selectors.current_mappings(run))
+    builder = _builder(request, run, standing, _canonicals_for(run, mappings, standing))
+    by_source: dict[str, list[Mapping]] = defaultdict(list)
+    for m in mappings:
+        by_source[m.source].append(m)
+    rows = [row for record in records for row in builder.rows(record, by_source.get(record.record_id, ()))]
+    if statements:
+        rows.extend(row for mapping in mappings if mapping.source_record_id is None
+                    for row in builder.rows(None, [mapping]) if not kind or row.kind == kind)
+    if show == "undecided":
+        rows = [r for r in rows if r.mapping is None or r.is_open]
+    elif show == "stale":
+        rows = [r for r in rows if r.mapping is not None and r.mapping.state == Decidable.State.STALE]
+    elif show == "conflicts":
+        rows = [r for r in rows if r.conflict]
+    return rows
 
 
 def _rows_page(rows: list, offset: str | None) -> tuple[list, dict | None]:

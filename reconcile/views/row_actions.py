@@ -97,7 +97,7 @@ def propose_mapping(request, run_id: str, source: str):
         raise Http404(f"{source!r} is not a record ID")
     if request.method == "GET":
         kind = parse_id(source)[1]
-        targets = _targets_by_kind(selectors.canonicals(run), [kind])[kind]
+        targets = _targets_by_kind(selectors.active_targets(run), [kind])[kind]
         row = request.GET.get("row", "")
         return _row_action_page(request, run, {"propose": _propose_form(request, run, source, row=row),
                                                "source": source, "targets": targets})
