@@ -2,7 +2,8 @@
 whatever the run's size (the views assemble rows and URLs from these)."""
 from __future__ import annotations
 
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, Window
+from django.db.models.functions import RowNumber
 
 from records.models import IntegrationIssue, MemberReport, Record
 from reviews.models import Run
@@ -38,10 +39,31 @@ def canonicals(run: Run) -> dict[str, CanonicalRecord]:
     return {c.canonical_id: c for c in CanonicalRecord.objects.filter(run=run).only(*CANONICAL_COLUMNS)}
 
 
-def active_targets(run: Run) -> list[tuple[str, str, str]]:
-    """(canonical ID, kind, label) of the run's active canonical records, in the shared set's order."""
-    return list(CanonicalRecord.objects.filter(run=run, state=CanonicalRecord.State.ACTIVE)
-                .values_list("canonical_id", "kind", "label"))
+# How many target choices a page lists per kind; typing in a target field asks for the ones that match.
+TARGET_CHOICES = 50
+
+
+def active_targets(run: Run, *, kind: str = "", matching: str = "", per_kind: int | None = TARGET_CHOICES
+                   ) -> list[tuple[str, str, str]]:
+    """(canonical ID, kind, label) of the run's active canonical records, in the shared set's order: the
+    first `per_kind` of each kind (all with None), of `kind` only and whose ID or label holds `matching`
+    when given. One query."""
+    found = CanonicalRecord.objects.filter(run=run, state=CanonicalRecord.State.ACTIVE)
+    if kind:
+        found = found.filter(kind=kind)
+    if matching:
+        found = found.filter(Q(canonical_id__icontains=matching) | Q(label__icontains=matching))
+    if per_kind is not None:
+        found = found.annotate(place=Window(RowNumber(), partition_by=F("kind"),
+                                            order_by=[F("number").asc(nulls_last=True), F("canonical_id")]))
+        found = found.filter(place__lte=per_kind)
+    return list(found.order_by("kind", "number", "canonical_id").values_list("canonical_id", "kind", "label"))
+
+
+def target_kinds(run: Run) -> list[str]:
+    """The kinds the run's active canonical records have (what the page keeps a target list for)."""
+    return sorted(CanonicalRecord.objects.filter(run=run, state=CanonicalRecord.State.ACTIVE)
+                  .values_list("kind", flat=True).distinct().order_by())
 
 
 def decision_of(issue: IntegrationIssue) -> IssueDecision | None:

@@ -5,6 +5,7 @@ from . import views
 urlpatterns = [
     path("", views.runs_list, name="runs"),
     path("runs/<str:run_id>/reconcile/", views.run_reconcile, name="run-reconcile"),
+    path("runs/<str:run_id>/reconcile/targets/", views.target_choices, name="run-reconcile-targets"),
     path("runs/<str:run_id>/reconcile/progress/", views.run_decision_progress, name="run-decision-progress"),
     path("runs/<str:run_id>/reconcile/counters/", views.run_counters, name="run-reconcile-counters"),
     path("runs/<str:run_id>/reconcile/blockers/", views.run_blockers, name="run-blockers"),

@@ -23,7 +23,7 @@ from .corrections import correction_action, member_diff, run_corrections
 from .bulk import bulk_accept, undo_bulk_accept
 from .decisions import decide_amendment, decide_issue, decide_mapping
 from .independent import run_conflicts, run_reviews, settle_conflict, submit_review
-from .page import PAGE_ROWS, run_reconcile
+from .page import PAGE_ROWS, run_reconcile, target_choices
 from .row_actions import propose_mapping, reject_canonical
 from .runs import member_mappings, run_blockers, run_counters, run_decision_progress, runs_list
 
@@ -49,4 +49,5 @@ __all__ = [
     "run_reviews",
     "settle_conflict",
     "submit_review",
+    "target_choices",
 ]

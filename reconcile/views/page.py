@@ -61,8 +61,8 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         rows_total = len(rows)
 
     issues_scope = filters.value("issues")
-    targets = selectors.active_targets(run)
-    kinds_present = sorted({k for _, k, _ in targets})
+    kinds_present = selectors.target_kinds(run)
+    targets = selectors.active_targets(run)  # the first of each kind; the rest as the reviewer types
     diffs = stored_diffs([(r.record.text, r.canonical.text) for r in shown
                           if r.record is not None and r.canonical is not None], markdown_diff_html)
     for r in shown:
@@ -205,6 +205,16 @@ def _issues_panel(request, run: Run, members, selected, scope: str) -> dict:
         "issues_all_url": _page_url(run, kept | {"issues": "all"}) + "#issues",
         "issues_member_url": _page_url(run, kept | {"issues": ""}) + "#issues",
     }
+
+
+@login_required
+@require_GET
+def target_choices(request, run_id: str):
+    """The target choices of one kind matching what the reviewer typed (`target`): a datalist's options."""
+    run = run_for(request, run_id)
+    kind, typed = request.GET.get("kind", "")[:3], request.GET.get("target", "").strip()[:120]
+    return render(request, "reconcile/run_reconcile.html#target-options",
+                  {"targets": [(i, label) for i, _k, label in selectors.active_targets(run, kind=kind, matching=typed)]})
 
 
 @login_required

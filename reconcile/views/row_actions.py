@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django_htmx.http import HttpResponseClientRefresh
+from django.urls import reverse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -60,7 +61,8 @@ def _propose_form(request, run: Run, source: str, *, row: str, relation: str = "
     parsed = parse_id(source)
     return {"action": _actions(run, "reconcile-propose-mapping", _kept_query(request.GET))(source),
             "source": source, "kind": parsed[1] if parsed else "", "select": _relation_select(relation),
-            "target": target, "row": row, "inline": inline, "csrf": _csrf_input(request)}
+            "target": target, "row": row, "inline": inline, "csrf": _csrf_input(request),
+            "targets_url": reverse("run-reconcile-targets", args=[run.run_id])}
 
 
 def _reject_form(request, run: Run, record: CanonicalRecord, mapping_pk, *, inline: bool = True) -> dict:

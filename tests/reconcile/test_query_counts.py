@@ -117,3 +117,25 @@ def test_the_page_reuses_the_standing_of_the_runs_state_until_a_decision_changes
     after = client.get(url).content
     assert len(computed) == 2 and left(after) == left(first) - 1
     assert f'id="pair-{mapping.pk}" class="pair state-accepted'.encode() in after
+
+
+def test_the_page_lists_a_few_target_choices_per_kind_and_the_rest_as_the_reviewer_types(client, reviewer):
+    from reconcile.models import CanonicalRecord
+    from reconcile.selectors import TARGET_CHOICES
+
+    client.force_login(reviewer.user)
+    run, member = build_reconcile_run(records=2000, run_id="AAS-2026-09-25-large-05")
+    page = client.get(f"/runs/{run.run_id}/reconcile/?member={member}").content.decode()
+    kinds = set(CanonicalRecord.objects.filter(run=run, state="active").values_list("kind", flat=True))
+    for kind in kinds:
+        listed = re.search(rf'<datalist id="targets-{kind}">(.*?)</datalist>', page, re.S).group(1)
+        shown = re.findall(r'<option value="([^"]+)"', listed)
+        active = CanonicalRecord.objects.filter(run=run, state="active", kind=kind).count()
+        assert len(shown) == min(active, TARGET_CHOICES)
+    last = CanonicalRecord.objects.filter(run=run, state="active").order_by("-number").first()
+    typed = client.get(f"/runs/{run.run_id}/reconcile/targets/",
+                       {"kind": last.kind, "target": last.canonical_id}, HTTP_HX_REQUEST="true").content.decode()
+    assert f'<option value="{last.canonical_id}">' in typed and "<html" not in typed
+    by_label = client.get(f"/runs/{run.run_id}/reconcile/targets/",
+                          {"kind": last.kind, "target": last.label[:12]}, HTTP_HX_REQUEST="true").content.decode()
+    assert last.canonical_id in by_label

@@ -127,6 +127,7 @@ EXPECTED: dict[tuple[str, str], Row] = {
     (P + "finalize/retry/", "POST"): page(DECIDERS, ALLOWED),
     (P + "reconcile/", "GET"): page(EVERY_ROLE),
     (P + "reconcile/progress/", "GET"): page(EVERY_ROLE),
+    (P + "reconcile/targets/", "GET"): page(EVERY_ROLE),  # the target choices matching what a reviewer types
     (P + "reconcile/blockers/", "GET"): page(EVERY_ROLE),
     (P + "reconcile/mappings/<int:mapping_id>/decide/", "POST"): page(DECIDERS, ALLOWED),
     (P + "reconcile/issues/<int:issue_id>/decide/", "POST"): page(DECIDERS, ALLOWED),
