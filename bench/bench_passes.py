@@ -15,10 +15,10 @@ the last submission's consensus on a shared 2-core machine: this part is the ben
 """
 from __future__ import annotations
 
-import statistics
 import time
 
 from bench_common import report
+from bench_pages import measure_page
 
 SIZES = (20, 2000)
 
@@ -44,22 +44,6 @@ def _decide_pass(run, user, *, reject_first_issue: bool) -> None:
     for n, decision in enumerate(services.current_issue_decisions(run).order_by("pk")):
         services.decide_issue(issue_decision=decision, decision="reject" if reject_first_issue and n == 0 else "accept",
                               rationale="bench", actor=actor, expected_version=decision.version)
-
-
-def _measure(client, url: str) -> tuple[float, int, int]:
-    """Median server time (s) of 3 reads after a warm one, their query count and the reply's size (bytes)."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    client.get(url)  # warm: compiled templates, word diffs in the per-process cache
-    times = []
-    for _ in range(3):
-        with CaptureQueriesContext(connection) as queries:
-            start = time.perf_counter()
-            response = client.get(url)
-            times.append(time.perf_counter() - start)
-    assert response.status_code == 200, response.status_code
-    return statistics.median(times), len(queries), len(response.content)
 
 
 def bench_passes_page():
@@ -89,18 +73,18 @@ def bench_passes_page():
         _decide_pass(run, second, reject_first_issue=True)
         decided = time.perf_counter() - start
         submit_pass(run=run, reviewer=first, actor=Actor.for_user(first))
-        open_pass = _measure(as_second, url)  # the second reviewer's open pass laid over the rows per request
+        open_pass = measure_page(as_second, url)  # the second reviewer's open pass laid over the rows per request
         start = time.perf_counter()
         submit_pass(run=run, reviewer=second, actor=Actor.for_user(second))
         consensus = time.perf_counter() - start
         conflicts = Conflict.objects.filter(run=run).count()
-        measured[size] = _measure(as_first, url)
+        measured[size] = measure_page(as_first, url)
         seconds, queries, size_bytes = measured[size]
         label = f"reconciliation page, 2 passes, {size} records"
         report(f"{label}: building (not a figure)", (decided + consensus) * 1000, "ms",
                f"two passes decided {decided:.1f} s, last submission + consensus {consensus:.1f} s, "
                f"{conflicts} conflict{'s' if conflicts != 1 else ''}")
-        report(f"{label}: server time", seconds * 1000, "ms", "median of 3, read by the first reviewer")
+        report(f"{label}: server time", seconds * 1000, "ms", "median of 5, read by the first reviewer")
         report(f"{label}: SQL queries", queries, "queries")
         report(f"{label}: first view", size_bytes / 1024, "KB", "target < 600 KB" if size == SIZES[-1] else "")
         report(f"{label}: second pass open, server time", open_pass[0] * 1000, "ms",

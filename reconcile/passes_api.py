@@ -65,8 +65,9 @@ def _refusal(error: StateConflict | ProposalError) -> ApiError:
     if isinstance(error, StaleVersion):
         return ConflictError(error.message, code=error.code, details={"current": conflict_data(error.current)})
     if isinstance(error, StateConflict):
+        blockers = getattr(error, "blockers", None)
         return ConflictError(error.message, code=error.code,
-                             details={"blockers": [b.as_dict() for b in getattr(error, "blockers", [])]} or None)
+                             details={"blockers": [b.as_dict() for b in blockers]} if blockers else None)
     return ApiError(error.message, code="invalid", details={"field": error.field} if error.field else None)
 
 

@@ -151,6 +151,11 @@ class ReviewsRequiredRefused(ValueError):
 DECISION_ACTIONS_RE = r"^((mapping|issue|amendment)\.(accepted|rejected|carried|reopened)|canonical\.rejected|pass\.)"
 
 
+def decisions_taken(run: Run) -> bool:
+    """The run has a decision on its trail: how many reviews it needs is settled."""
+    return AuditEvent.objects.filter(run=run, action__regex=DECISION_ACTIONS_RE).exists()
+
+
 def set_reviews_required(*, run: Run, count: int, actor: Actor) -> int:
     """How many independent review passes the run needs (1-5), settable until its first decision, audited."""
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_REVIEWS_REQUIRED:
@@ -159,7 +164,7 @@ def set_reviews_required(*, run: Run, count: int, actor: Actor) -> int:
         locked = lock_run(run)
         if locked.reviews_required == count:
             return count
-        if AuditEvent.objects.filter(run=locked, action__regex=DECISION_ACTIONS_RE).exists():
+        if decisions_taken(locked):
             raise ReviewsRequiredRefused(
                 f"reviews_required: run {locked.run_id} already has decisions; how many independent reviews "
                 "it needs is set before the first one")

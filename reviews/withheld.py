@@ -3,8 +3,9 @@
 An independent review pass's decisions are audited as they are taken (`pass.decided`), but another
 reviewer reading the trail must not learn them before submitting their own pass. The rule reads only
 the trail itself: a `pass.decided` event is shown to the pass's own reviewer, to a reader whose own
-pass is submitted (`pass.submitted`), and to everyone once the passes' consensus is in
-(`pass.consensus`); until then its content is withheld, its chain hashes still listed.
+pass is submitted (`pass.submitted`), and to everyone once every required pass is submitted (as
+`reconcile.passes.listing` shows the passes' decisions); until then its content is withheld, its
+chain hashes still listed.
 """
 from __future__ import annotations
 
@@ -20,11 +21,12 @@ def withheld_events(run: Run, user, events) -> set[int]:
     blind = [e for e in events if e.action == PASS_DECIDED]
     if not blind:
         return set()
-    trail = AuditEvent.objects.filter(run=run)
-    if trail.filter(action="pass.consensus").exists():
-        return set()
+    submitted = set(AuditEvent.objects.filter(run=run, action="pass.submitted")
+                    .values_list("after__reviewer", flat=True))
+    if len(submitted) >= run.reviews_required:
+        return set()  # every pass is in
     name = user.get_username() if user is not None and user.is_authenticated else None
-    if name and trail.filter(action="pass.submitted", after__reviewer=name).exists():
+    if name in submitted:
         return set()
     return {e.pk for e in blind if not name or (e.after or {}).get("reviewer") != name}
 

@@ -15,12 +15,13 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from reviews.access import may_adjudicate
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
+from reviews.queue import Job
 
 from .. import dispositions
 from ..blockers import run_standing
@@ -29,8 +30,6 @@ from ..services import decisions
 from ..services.coherence import IncoherentDecision
 from ..errors import InvalidDecision, ProposalError, StaleVersion, StateConflict
 from ..vocabulary import ACCEPT, CARRY, REJECT, State
-from reviews.queue import Job
-
 from .world import PassRefused, active_world, consensus_made, effective_entries, pass_world, settling
 
 # The items passes are compared on: a canonical record a pass allocated, a kind's counter and a
@@ -50,7 +49,10 @@ class PassNotFinished(StateConflict):
 def _rows(run: Run, keys: set[tuple[str, str]]) -> dict[tuple[str, str], Any]:
     """The shared rows the keys name."""
     found: dict[tuple[str, str], Any] = {}
-    pks = lambda model: [int(k) for m, k in keys if m == model]  # noqa: E731
+
+    def pks(model: str) -> list[int]:
+        return [int(k) for m, k in keys if m == model]
+
     for m in Mapping.objects.filter(run=run, pk__in=pks("mapping")):
         found[("mapping", str(m.pk))] = m
     for i in IssueDecision.objects.filter(run=run, pk__in=pks("issue")).select_related("issue__member_version__member"):
@@ -63,13 +65,6 @@ def _rows(run: Run, keys: set[tuple[str, str]]) -> dict[tuple[str, str], Any]:
     return found
 
 
-def item_name(row) -> str:
-    """The item as the pages name it (decisions._name, and canonical records by their ID)."""
-    if isinstance(row, CanonicalRecord):
-        return f"canonical record {row.canonical_id}"
-    return decisions._name(row)
-
-
 def _decision_of(model: str, row, values: dict[str, Any]) -> dict[str, Any]:
     """What a pass decided on a row, as compared: its state, and the target an accepted mapping names
     (a `new` mapping's allocated ID depends on the order decisions came in, so it is not compared)."""
@@ -80,9 +75,8 @@ def _decision_of(model: str, row, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _compared(model: str, row) -> bool:
-    if model == "amendment" and row.mapping_id is not None:
-        return False
-    return model in COMPARED
+    """False for a supersession amendment: its mapping decides it, and is compared instead."""
+    return not (model == "amendment" and row.mapping_id is not None)
 
 
 def frozen_decisions(run: Run, review_pass: ReviewPass) -> dict[str, dict[str, Any]]:
@@ -93,7 +87,7 @@ def frozen_decisions(run: Run, review_pass: ReviewPass) -> dict[str, dict[str, A
         row = rows.get((entry.model, entry.key))
         if row is None or not _compared(entry.model, row):
             continue
-        frozen[f"{entry.model}:{entry.key}"] = {"name": item_name(row), "decided": True,
+        frozen[f"{entry.model}:{entry.key}"] = {"name": decisions.item_name(row), "decided": True,
                                                 **_decision_of(entry.model, row, entry.values)}
     return frozen
 
@@ -154,8 +148,6 @@ def build_consensus(*, run: Run) -> bool:
 
 def runs_awaiting_consensus() -> list[int]:
     """Runs whose passes are all submitted and whose consensus is not made (what the sweep queues)."""
-    from django.db.models import Count, Q
-
     return list(Run.objects.filter(reviews_required__gt=1).annotate(
         submitted=Count("review_passes", filter=Q(review_passes__state=ReviewPass.State.SUBMITTED)))
         .filter(submitted__gte=F("reviews_required"))
@@ -193,7 +185,7 @@ def _consensus(run: Run, passes: list[ReviewPass]) -> None:
             continue
         as_is = _decision_of(model, row, {"state": row.state, "target": getattr(row, "target", ""),
                                           "rationale": row.rationale})
-        values = [p.decisions.get(f"{model}:{key}", as_is | {"rationale": "", "name": item_name(row),
+        values = [p.decisions.get(f"{model}:{key}", as_is | {"rationale": "", "name": decisions.item_name(row),
                                                              "decided": False}) for p in passes]
         for p, value in zip(passes, values):  # every pass names every compared item, for the agreement figures
             p.decisions.setdefault(f"{model}:{key}", value)
@@ -211,13 +203,13 @@ def _consensus(run: Run, passes: list[ReviewPass]) -> None:
         except (StateConflict, ProposalError) as refused:
             conflicts.append((model, key, values, f"The reviews agreed, but the decision was refused: {refused}"))
     for model, key, values, note in conflicts:
-        Conflict.objects.create(run=run, model=model, key=key, name=item_name(rows[(model, key)]), note=note,
-                                decisions=[{"pass": p.number, "reviewer": p.reviewer.get_username(), **v}
+        Conflict.objects.create(run=run, model=model, key=key, name=decisions.item_name(rows[(model, key)]),
+                                note=note, decisions=[{"pass": p.number, "reviewer": p.reviewer.get_username(), **v}
                                            for p, v in zip(passes, values)])
     record_event(run=run, actor=actor, action="pass.consensus", object_type="run", object_id=run.run_id,
                  after={"passes": [{"pass": p.number, "reviewer": p.reviewer.get_username()} for p in passes],
                         "agreed": len(agreed) - sum(1 for c in conflicts if c[3]), "applied": applied,
-                        "conflicts": [item_name(rows[(m, k)]) for m, k, _, _ in conflicts]})
+                        "conflicts": [decisions.item_name(rows[(m, k)]) for m, k, _, _ in conflicts]})
 
 
 _DECISION_FOR = {State.ACCEPTED: ACCEPT, State.REJECTED: REJECT, "carried": CARRY}
@@ -284,10 +276,9 @@ def settle_conflict(*, conflict: Conflict, decision: str, rationale: str, review
         before = _incoherences(run)
         row = _rows(run, {(current.model, current.key)})[(current.model, current.key)]
         chosen = {"state": _STATE_FOR[decision], "target": (target or "").strip()}
-        if decision == KEEP:
-            pass  # the canonical record stays in the shared set: nothing to write but the adjudication
-        else:
-            _settle(row, current.model, chosen, rationale, actor)
+        if decision != KEEP:  # keeping a canonical record writes nothing but the adjudication
+            # Coherence judged once, below, over every blocker the settlement makes, not per item.
+            _settle(row, current.model, chosen, rationale, actor, check=False)
         made = [b for b in _incoherences(run).values() if (b.code, b.item, b.record, b.message) not in before]
         if made:
             raise IncoherentDecision("Not settled: it would contradict another decision. "

@@ -8,6 +8,7 @@ from typing import Any
 from reviews.models import Run
 
 from ..models import Conflict, ReviewPass
+from .consensus import frozen_decisions
 from .world import passes_complete
 
 
@@ -15,8 +16,6 @@ def pass_decisions(run: Run, review_pass: ReviewPass) -> dict[str, dict[str, Any
     """An open pass's decisions as they stand, a submitted one's as frozen."""
     if review_pass.state == ReviewPass.State.SUBMITTED:
         return {key: value for key, value in review_pass.decisions.items() if value.get("decided", True)}
-    from .consensus import frozen_decisions
-
     return frozen_decisions(run, review_pass)
 
 

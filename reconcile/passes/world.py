@@ -29,7 +29,7 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils.dateparse import parse_datetime
 
-from reviews.access import ADMIN, REVIEWER, roles_of
+from reviews.access import ADMIN, REVIEWER, may_adjudicate, roles_of
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import AuditEvent, Run
 
@@ -75,10 +75,9 @@ def snapshot(run: Run) -> dict[tuple[str, str], dict[str, Any]]:
     """Every tracked row of the run as plain JSON values, keyed by (model, key)."""
     rows = {}
     for name, tracked in TRACKED.items():
-        key = "pk" if tracked.key == "pk" else tracked.key
-        for row in tracked.model.objects.filter(run=run).values(key, *tracked.fields):
-            name_of_row = (name, str(row.pop(key)))
-            rows[name_of_row] = _plain(row)
+        for row in tracked.model.objects.filter(run=run).values(tracked.key, *tracked.fields):
+            key = str(row.pop(tracked.key))  # before `_plain(row)`: it must not carry the key
+            rows[(name, key)] = _plain(row)
     return rows
 
 
@@ -150,7 +149,7 @@ def _update(tracked: Tracked, rows: list[tuple[int, dict[str, Any]]]) -> None:
     table = connection.ops.quote_name(meta.db_table)
     quote = connection.ops.quote_name
     assignments = ", ".join(f"{quote(c)} = v.{quote(c)}" for c in columns)
-    row_sql = "(%s::integer, " + ", ".join(f"%s::{cast}" for cast in casts) + ")"
+    row_sql = f"(%s::{meta.pk.db_type(connection)}, " + ", ".join(f"%s::{cast}" for cast in casts) + ")"
     names = ", ".join(["id", *(quote(c) for c in columns)])
     with connection.cursor() as cursor:
         for start in range(0, len(rows), 500):
@@ -367,8 +366,6 @@ def in_review_pass(run_of: Callable[[dict[str, Any]], Run]):
 
 
 def _refuse_after_passes(run: Run, reviewer, kwargs: dict[str, Any]) -> None:
-    from reviews.access import may_adjudicate
-
     if not consensus_made(run):
         raise PassRefused(f"The independent reviews of run {run.run_id} are all submitted: a worker is turning them "
                           "into the run's decisions and its conflicts; this takes a moment")

@@ -39,15 +39,17 @@ def _check_transition(item, decision: str) -> str:
     """The state the decision leads to, or InvalidDecision."""
     if decision == REOPEN:
         if item.state == State.PROPOSED:
-            raise InvalidDecision(f"{_upper_first(_name(item))} is already open")
+            raise InvalidDecision(f"{_upper_first(item_name(item))} is already open")
         return State.PROPOSED
     if item.state in DECIDED_STATES:
-        raise InvalidDecision(f"{_upper_first(_name(item))} is already {item.state}; reopen it first")
+        raise InvalidDecision(f"{_upper_first(item_name(item))} is already {item.state}; reopen it first")
     return {ACCEPT: State.ACCEPTED, REJECT: State.REJECTED, CARRY: CARRIED}[decision]
 
 
-def _name(item) -> str:
+def item_name(item) -> str:
     """The item as the reviewer's page names it: records and lines, never database IDs."""
+    if isinstance(item, CanonicalRecord):
+        return f"canonical record {item.canonical_id}"
     if isinstance(item, Mapping):
         return mapping_name(item.source, item.relation, item.target)
     if isinstance(item, AmendmentDecision):
@@ -131,7 +133,7 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
                      .exclude(pk=current.pk).first())
             if other is not None:
                 raise InvalidDecision(f"Not accepted: {current.source} already has its place, "
-                                      f"{_name(other)} is accepted. A record has one place: reject this "
+                                      f"{item_name(other)} is accepted. A record has one place: reject this "
                                       f"one as the alternative, or reopen that one first")
         values = _decision_values(new_state, rationale, actor,
                                   member_sha256=record.member_version.sha256 if record else "",
@@ -142,7 +144,7 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
             with transaction.atomic():
                 _claim(Mapping, current, expected_version, **values)
         except IntegrityError:
-            raise InvalidDecision(f"Another open mapping proposes {_name(current)} again; "
+            raise InvalidDecision(f"Another open mapping proposes {item_name(current)} again; "
                                   f"decide that one instead") from None
         if decision == ACCEPT and current.relation == Mapping.Relation.NEW:
             canonical, created = _allocate(run, current, values["target"])
@@ -154,7 +156,7 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
                 run=run, canonical_id=current.target, origin=CanonicalRecord.Origin.MAPPING,
                 source_record_id=current.source, state=CanonicalRecord.State.ACTIVE,
             ).update(state=CanonicalRecord.State.REJECTED, version=F("version") + 1,
-                     rationale=f"withdrawn when {_name(current)} was reopened: {rationale}")
+                     rationale=f"withdrawn when {item_name(current)} was reopened: {rationale}")
             if withdrawn:
                 extra = {"canonical_withdrawn": current.target}
         if decision == ACCEPT and check_coherence:
@@ -234,7 +236,7 @@ def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: 
             raise StaleVersion(current)
         member = current.member_version.member
         if member.current_version_id != current.member_version_id:
-            raise InvalidDecision(f"{_upper_first(_name(current))} is not in the current {member.role} report; "
+            raise InvalidDecision(f"{_upper_first(item_name(current))} is not in the current {member.role} report; "
                                   f"a later version replaced it")
         mappings = _linked_mappings(run, current)
         if mappings:
@@ -253,12 +255,12 @@ def _decide_supersession(amendment: AmendmentDecision, mappings: list[Mapping], 
     """Decide a supersession amendment through its mappings (in the caller's transaction, run locked)."""
     if decision == CARRY:
         raise InvalidDecision(
-            f"{_upper_first(_name(amendment))} states a supersession that its mapping {_name(mappings[0])} "
+            f"{_upper_first(item_name(amendment))} states a supersession that its mapping {item_name(mappings[0])} "
             f"decides: accept or reject it; a rejection goes into the result's Limitations with its rationale")
     wanted = {ACCEPT: State.ACCEPTED, REJECT: State.REJECTED, REOPEN: State.PROPOSED}[decision]
     pending = [m for m in mappings if m.state != wanted]
     if not pending:
-        raise InvalidDecision(f"{_upper_first(_name(amendment))} is already {amendment.state}"
+        raise InvalidDecision(f"{_upper_first(item_name(amendment))} is already {amendment.state}"
                               + ("; reopen it first" if decision != REOPEN else ""))
     for mapping in pending:
         decide_mapping(mapping=mapping, decision=decision, rationale=rationale, actor=actor,
@@ -333,7 +335,7 @@ class DecisionsPointAtIt(InvalidDecision):
 
     def __init__(self, record: CanonicalRecord, mappings: list[Mapping]):
         self.mappings = mappings
-        names = ", ".join(_name(m) for m in mappings)
+        names = ", ".join(item_name(m) for m in mappings)
         super().__init__(f"Not rejected yet: {len(mappings)} accepted decision{'s' if len(mappings) != 1 else ''} "
                          f"point{'s' if len(mappings) == 1 else ''} at {record.canonical_id} ({names}). Rejecting "
                          f"it makes each one a blocker until it is reopened or retargeted; confirm to reject anyway")

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from reviews.access import DECIDE, has_any_role, may_adjudicate, run_for
 from reviews.audit import Actor
-from reviews.models import MAX_REVIEWS_REQUIRED, AuditEvent, Run
-from reviews.services import DECISION_ACTIONS_RE, ReviewsRequiredRefused, set_reviews_required
+from reviews.models import MAX_REVIEWS_REQUIRED, Run
+from reviews.services import ReviewsRequiredRefused, decisions_taken, set_reviews_required
 
 from ..models import AmendmentDecision, Conflict, IssueDecision, Mapping, ReviewPass
 from ..passes import consensus
@@ -39,8 +38,8 @@ def review_banner(request, run: Run) -> dict:
 
 
 def _panel_context(request, run: Run) -> dict:
-    settable = (has_any_role(request.user, DECIDE) and run.status not in (Run.Status.FINAL,)
-                and not AuditEvent.objects.filter(run=run, action__regex=DECISION_ACTIONS_RE).exists())
+    settable = (has_any_role(request.user, DECIDE) and run.status != Run.Status.FINAL
+                and not decisions_taken(run))
     return {"run": run, "passes": passes_for(run, request.user), "agreement": agreement(run),
             "settable": settable, "choices": range(1, MAX_REVIEWS_REQUIRED + 1),
             "open_conflicts": Conflict.objects.filter(run=run, state=Conflict.State.OPEN).count(),
@@ -134,8 +133,6 @@ def settle_conflict(request, run_id: str, conflict_id: int):
                                   rationale=request.POST.get("rationale", ""), reviewer=request.user,
                                   actor=Actor.for_request(request),
                                   expected_version=int(request.POST.get("version") or 0) or None)
-    except PermissionDenied:
-        raise
     except (StateConflict, ProposalError) as error:
         messages.error(request, f"{conflict.name}: {error.message}")
     else:

@@ -14,8 +14,7 @@ def review_record(run: Run) -> tuple[list[dict], list[dict], dict | None]:
     reviews = independent_reviews(run)
     if reviews is None:
         return [], [], None
-    passes = [{"pass": p["pass"], "reviewer": p["reviewer"], "submitted_at": p["submitted_at"],
-               "decisions": p["decisions"]} for p in reviews["passes"]]
+    # An adjudication as signed: without each pass's side of it, which the trail's events carry.
     adjudications = [{"item": a["item"], "decision": a["decision"], "rationale": a["rationale"],
                       "adjudicator": a["adjudicator"], "settled_at": a["settled_at"]} for a in reviews["adjudications"]]
-    return passes, adjudications, reviews["agreement"]
+    return reviews["passes"], adjudications, reviews["agreement"]

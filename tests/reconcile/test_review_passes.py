@@ -60,6 +60,13 @@ def _decide_all(actor, *, reject_first_issue: bool = False, reject_mapping: int 
         props.REVIEWER = saved
 
 
+def _reject_one(run, actor):
+    """One open mapping rejected in the actor's pass: the first decision of a review."""
+    mapping = Mapping.objects.filter(run=run, state="proposed").order_by("pk").first()
+    return services.decide_mapping(mapping=mapping, decision="reject", rationale="no", actor=actor,
+                                   expected_version=mapping.version)
+
+
 def test_with_one_review_nothing_changes(run_factory):
     run = build_corpus_run(run_factory)
     _, actor = _reviewer("solo")
@@ -93,9 +100,7 @@ def test_a_pass_decides_blind_and_the_shared_rows_stay_undecided(two_reviews):
 def test_reviews_required_is_set_before_the_first_decision_only(two_reviews):
     run = two_reviews
     _, as_alice = _reviewer("alice")
-    mapping = Mapping.objects.filter(run=run, state="proposed").first()
-    services.decide_mapping(mapping=mapping, decision="reject", rationale="no", actor=as_alice,
-                            expected_version=mapping.version)
+    _reject_one(run, as_alice)
     with pytest.raises(ReviewsRequiredRefused, match="already has decisions"):
         set_reviews_required(run=run, count=3, actor=as_alice)
     with pytest.raises(ReviewsRequiredRefused, match="from 1 to 5"):
@@ -123,9 +128,7 @@ def test_a_third_reviewer_cannot_start_a_pass_and_a_submitted_one_takes_no_more(
 def test_an_unfinished_pass_is_not_submitted(two_reviews):
     run = two_reviews
     alice, as_alice = _reviewer("alice")
-    mapping = Mapping.objects.filter(run=run, state="proposed").first()
-    services.decide_mapping(mapping=mapping, decision="reject", rationale="no", actor=as_alice,
-                            expected_version=mapping.version)
+    _reject_one(run, as_alice)
     with pytest.raises(PassNotFinished, match="still open"):
         submit_pass(run=run, reviewer=alice, actor=as_alice)
 
@@ -220,8 +223,10 @@ def test_reviews_required_through_the_api(run_factory, reviewer, agent):
 
 
 def test_the_result_names_the_passes_the_adjudications_and_the_agreement(two_reviews):
-    from results.services import finalize_run
-    from results.models import Result
+    from aas_verify import verify_bundle
+    from aas_verify.checks import statement_of
+    from results.models import Attestation, Result
+    from results.services import export_bundle, finalize_run
 
     run = two_reviews
     _, _, judge, as_judge = _two_passes_one_disagreement(run)
@@ -234,6 +239,12 @@ def test_the_result_names_the_passes_the_adjudications_and_the_agreement(two_rev
     result = Result.objects.get(run=run)
     text = result.markdown
     assert result.data["verification"]["independent_reviews"]["agreement"]["overall"]["items"] > 0
+    # The signed statement carries them, and the offline verifier finds them on the exported trail.
+    predicate = statement_of(Attestation.objects.get(result=result).envelope.encode())["predicate"]
+    assert [p["reviewer"] for p in predicate["review_passes"]] == ["alice", "bob"]
+    assert predicate["adjudications"][0]["decision"] == "reject" and predicate["agreement"]["overall"]["items"]
+    report = verify_bundle(export_bundle(run=run))
+    assert report.ok, [f.line() for f in report.failures]
     semantic = text.split("### Semantic verification", 1)[1].split("### Deterministic validation", 1)[0]
     assert "Pass 1 by alice" in semantic and "Pass 2 by bob" in semantic
     assert "Cohen's kappa" in semantic and "Krippendorff's alpha" in semantic
@@ -290,3 +301,16 @@ def test_the_consensus_is_a_workers_job_that_the_sweep_queues_again(two_reviews)
     assert Conflict.objects.filter(run=run).count() == 1 and runs_awaiting_consensus() == []
     assert build_consensus(run=run) is False  # made once
     assert AuditEvent.objects.filter(run=run, action="pass.consensus").count() == 1
+
+
+def test_a_pass_decision_never_reaches_the_event_feed_or_webhooks(two_reviews):
+    from events.feed import payloads
+
+    run = two_reviews
+    _, as_alice = _reviewer("alice")
+    _reject_one(run, as_alice)
+    trail = list(AuditEvent.objects.filter(run=run).order_by("seq"))
+    assert any(e.action == "pass.decided" for e in trail)
+    shown = payloads(trail)
+    assert shown and not [p for p in shown if p["data"]["action"] == "pass.decided"]
+    assert "pass.started" in {p["type"] for p in shown}  # the others' events still go out
