@@ -205,6 +205,13 @@ class Standing:
     def conflict_of(self, mapping_pk: int) -> str:
         return self._conflicts.get(mapping_pk, "")
 
+    @cached_property
+    def entered_as(self) -> dict[str, str]:
+        """member record → the canonical record it is (an accepted same or new mapping), found once per
+        standing: a kept standing (`blockers.kept_standing`) answers every page of rows with it."""
+        return {d.record: d.target for d in self.dispositions
+                if d.target and (d.disposition == NEW or d.relation == "same")}
+
 
 # --- links ---------------------------------------------------------------------------------------
 

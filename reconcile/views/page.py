@@ -5,8 +5,7 @@ The page's query count does not grow with the number of records: every row's dat
 of queries made up front (see `_page_context`)."""
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections import Counter, defaultdict
+from collections import defaultdict
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
@@ -15,6 +14,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from records.member_page import kind_totals
 from records.models import IntegrationIssue, Record
 from reviews.access import run_for
 from reviews.models import Run
@@ -52,17 +52,15 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
                                         record_type=Record.Type.DECLARATION)
         if kind:
             records = records.filter(kind=kind)
-    offset = request.GET.get("offset")
     if show == "all" and current != STATEMENTS:
-        shown, more, rows_total = _one_page_of_rows(request, run, records, standing, offset)
+        shown, more = _one_page_of_rows(request, run, records, standing, _declarations(selected, kind))
     else:
         rows = _filtered_rows(request, run, records, standing, show, kind, statements=current == STATEMENTS)
-        shown, more = _rows_page(rows, offset)
-        rows_total = len(rows)
+        shown, more = _rows_page(rows, request.GET.get("offset"))
 
     issues_scope = filters.value("issues")
-    kinds_present = selectors.target_kinds(run)
     targets = selectors.active_targets(run)  # the first of each kind; the rest as the reviewer types
+    kinds_present = sorted({k for _id, k, _label in targets})  # a kind with an active record has a first
     diffs = stored_diffs([(r.record.text, r.canonical.text) for r in shown
                           if r.record is not None and r.canonical is not None], markdown_diff_html)
     for r in shown:
@@ -84,8 +82,8 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         # scrolls or presses j past the last row (`more`: htmx, or a plain link without JavaScript).
         "rows": _grouped([row.display() for row in shown]),
         "more": more | {"url": _page_url(run, {name: request.GET.get(name, "") for name in KEPT_FILTERS}
-                                         | {"member": current, "offset": more["offset"]})} if more else None,
-        "rows_total": rows_total,
+                                         | {"member": current, "offset": more["offset"],
+                                            "seen": more.get("seen", "")})} if more else None,
         **_issues_panel(request, run, members, selected, issues_scope),
         "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
         "targets_by_kind": _targets_by_kind(targets, kinds_present),
@@ -120,29 +118,40 @@ def _canonicals_for(run: Run, mappings, standing) -> dict[str, CanonicalRecord]:
             .only(*selectors.CANONICAL_COLUMNS)}
 
 
-def _one_page_of_rows(request, run: Run, records, standing, offset: str | None) -> tuple[list, dict | None, int]:
+def _one_page_of_rows(request, run: Run, records, standing, totals: int) -> tuple[list, dict | None]:
     """One page of every row (the page's default view), reading only that page's records, mappings and
-    canonical records: a record has one row per mapping of it, or one row without, so where a page
-    starts and ends is known from the mappings' sources alone, never splitting a record's rows."""
-    listed = list(records.order_by("ordinal").values_list("pk", "record_id"))
-    per_source = Counter(Mapping.objects.filter(run=run).values_list("source", flat=True))
-    before = [0]
-    for _pk, record_id in listed:
-        before.append(before[-1] + max(1, per_source.get(record_id, 0)))
-    total = before[-1]
-    start = min(int(offset) if offset and offset.isdigit() else 0, total)
-    first = bisect_left(before, start, hi=len(listed))
-    last = min(bisect_left(before, before[first] + PAGE_ROWS), len(listed))
-    page = listed[first:last]
-    by_pk = {r.pk: r for r in Record.objects.filter(pk__in=[pk for pk, _ in page]).only(*selectors.RECORD_COLUMNS)}
-    mappings = list(selectors.current_mappings(run).filter(source__in=[record_id for _, record_id in page]))
+    canonical records: the records from the ordinal `offset` names (the (version, ordinal) index), each
+    with its rows (one per mapping of it, or one without), until about PAGE_ROWS rows, never splitting a
+    record's rows. `totals` is how many records the view has (kept by the parse); the next page's link
+    carries how many were shown before it (`seen`), so nothing is counted over the run per request."""
+    start, seen = (int(v) if v and v.isdigit() else 0 for v in (request.GET.get("offset"), request.GET.get("seen")))
+    page = list(records.filter(ordinal__gte=start).order_by("ordinal").only(*selectors.RECORD_COLUMNS)
+                [:PAGE_ROWS + 1])
+    mappings = list(selectors.current_mappings(run).filter(source__in=[r.record_id for r in page]))
     by_source: dict[str, list[Mapping]] = defaultdict(list)
     for m in mappings:
         by_source[m.source].append(m)
     builder = _builder(request, run, standing, _canonicals_for(run, mappings, standing))
-    rows = [row for pk, record_id in page for row in builder.rows(by_pk[pk], by_source.get(record_id, ()))]
-    end = before[last]
-    return rows, ({"offset": end, "left": total - end} if end < total else None), total
+    builder.quote(run, page)
+    rows, shown = [], 0
+    for record in page:
+        if len(rows) >= PAGE_ROWS:
+            break
+        rows.extend(builder.rows(record, by_source.get(record.record_id, ())))
+        shown += 1
+    if shown == len(page):
+        return rows, None
+    seen += shown
+    return rows, {"offset": page[shown].ordinal, "seen": seen, "left": max(totals - seen, 0), "unit": "record"}
+
+
+def _declarations(selected, kind: str) -> int:
+    """How many declarations (of `kind`, or of every kind) the picked member's current version has, as the
+    parse kept them per kind."""
+    if selected is None or selected.current_version is None:
+        return 0
+    return sum(t["n"] for (record_type, k), t in kind_totals(selected.current_version).items()
+               if record_type == Record.Type.DECLARATION and (not kind or k == kind))
 
 
 def _filtered_rows(request, run: Run, records, standing, show: str, kind: str, *, statements: bool) -> list:
@@ -150,6 +159,7 @@ def _filtered_rows(request, run: Run, records, standing, show: str, kind: str, *
     records = list(records.only(*selectors.RECORD_COLUMNS).order_by("ordinal"))
     mappings = list(selectors.current_mappings(run))
     builder = _builder(request, run, standing, _canonicals_for(run, mappings, standing))
+    builder.quote(run, records)
     by_source: dict[str, list[Mapping]] = defaultdict(list)
     for m in mappings:
         by_source[m.source].append(m)
@@ -174,7 +184,7 @@ def _rows_page(rows: list, offset: str | None) -> tuple[list, dict | None]:
     end = min(start + PAGE_ROWS, len(rows))
     while 0 < end < len(rows) and rows[end].source == rows[end - 1].source:
         end += 1
-    return rows[start:end], ({"offset": end, "left": len(rows) - end} if end < len(rows) else None)
+    return rows[start:end], ({"offset": end, "left": len(rows) - end, "unit": "row"} if end < len(rows) else None)
 
 
 def _page_url(run: Run, params: dict) -> str:

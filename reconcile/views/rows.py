@@ -20,6 +20,7 @@ from django.utils.timezone import template_localtime
 from records.ids import parse_id
 from records.record_markdown import DEL_CLOSE, DEL_OPEN, INS_CLOSE, INS_OPEN, render_marked, render_record_text
 from records.models import IntegrationIssue, Record
+from records.templatetags.quotations import page_quotations
 from reviews.access import DECIDE, PROPOSE, has_any_role
 from reviews.models import Run
 
@@ -48,6 +49,8 @@ class PairRow:
     action: str = ""  # where the row's decision form posts
     propose_action: str = ""  # where "propose another mapping" for the row's record goes
     reject_action: str = ""  # where the rejection of the row's canonical record goes
+    targets_url: str = ""  # where the target field asks for the choices matching what is typed
+    quotations: tuple = ()  # the checked quotations inside the row's record
     # Each form is a link until opened (2,000 rows stay light); a refused one comes back open with the input.
     propose_form: dict | None = None
     propose_message: str = ""
@@ -124,6 +127,7 @@ class PairRow:
                                               f"Propose {'another' if m else 'a'} mapping…"),
             "propose_message": self.propose_message,
             "propose_message_class": self.propose_message_class,
+            "quotations": self.quotations,
         }
         if m is None:
             return row
@@ -178,6 +182,7 @@ class PairRow:
             "is_open": is_open,
             "target_input": is_open and self.needs_target,
             "target_placeholder": m.target or "allocate on accept",
+            "targets_url": f"{self.targets_url}?kind={self.kind}",
         })
         return row
 
@@ -318,8 +323,7 @@ def _settled(mapping: Mapping, disposition) -> str:
 
 def _entered_as(standing: dispositions.Standing) -> dict[str, str]:
     """member record → the canonical record it is (an accepted same or new mapping)."""
-    return {d.record: d.target for d in standing.dispositions
-            if d.target and (d.disposition == dispositions.NEW or d.relation == Mapping.Relation.SAME)}
+    return standing.entered_as
 
 
 def _pair_row(record, mapping, canonicals, standing: dispositions.Standing, entered: dict[str, str]) -> PairRow:
@@ -351,6 +355,8 @@ class _RowBuilder:
         self.canonicals, self.standing, self.query = canonicals, standing, query
         self.entered = _entered_as(standing)
         self.mapping_action = _actions(run, "reconcile-decide-mapping", query)
+        self.targets_url = reverse("run-reconcile-targets", args=[run.run_id])
+        self.quotations: dict = {}  # record pk → its checked quotations (`with_quotations`)
         # Rows offer only what the user may do (the views check it again); a final run offers nothing.
         open_run = run.status != Run.Status.FINAL
         self.reject_action = (_actions(run, "reconcile-reject-canonical", query)
@@ -358,10 +364,17 @@ class _RowBuilder:
         self.propose_action = (_actions(run, "reconcile-propose-mapping", query)
                                if open_run and has_any_role(user, PROPOSE) else None)
 
+    def quote(self, run: Run, records) -> None:
+        """Look up the checked quotations inside these records (one query), for the rows built next."""
+        self.quotations = page_quotations(run, [r for r in records if r is not None])
+
     def rows(self, record: Record | None, mappings) -> list[PairRow]:
         rows = []
         for mapping in mappings or [None]:
             row = _pair_row(record, mapping, self.canonicals, self.standing, self.entered)
+            row.targets_url = self.targets_url
+            if record is not None:
+                row.quotations = self.quotations.get(record.pk, ())
             if self.propose_action:
                 row.propose_action = self.propose_action(row.source)
             if mapping is not None:
@@ -411,6 +424,7 @@ def _rows_of(request, run: Run, *, source: str = "", mapping_pks=()) -> list[Pai
                   CanonicalRecord.objects.filter(run=run, canonical_id__in=targets).only(*selectors.CANONICAL_COLUMNS)}
     builder = _RowBuilder(run=run, canonicals=canonicals, standing=standing, query=_kept_query(request.GET),
                           user=request.user)
+    builder.quote(run, list(records.values()))
     if source:
         return builder.rows(records.get(source), wanted) if wanted or source in records else []
     return [row for m in wanted for row in builder.rows(records.get(m.source), [m])]

@@ -64,22 +64,34 @@ def _index(run) -> dict:
     return index
 
 
+# Above this many records, the run's whole index is read (one query for its checks, one for its records)
+# rather than one range per record in the query.
+PAGE_QUERY_RECORDS = 300
+
+
 def page_quotations(run, records) -> dict:
-    """{record pk: [check, …]} for these records of one version only (a page of the member page): one
-    query whatever the size of the report, where `_index` reads every record of the run."""
+    """{record pk: [check, …]} for these records (a page of the member page or of the reconciliation
+    page; of one version or several): one query whatever the size of the report, where `_index` reads
+    every record of the run. Records need `line_start` and `line_end`."""
     index: dict = defaultdict(list)
     if not records:
         return index
-    ranges = Q()
+    if len(records) > PAGE_QUERY_RECORDS:
+        whole = _index(run)
+        return defaultdict(list, {r.pk: whole[r.pk] for r in records if r.pk in whole})
+    spans: dict[int, tuple[int, int]] = {}  # version → the lines its records span (a page is in document order)
     for record in records:
-        ranges |= Q(line__gte=record.line_start, line__lte=record.line_end)
-    checks = list(QuotationCheck.objects.filter(ranges, member_version_id=records[0].member_version_id,
-                                                kind=QuotationCheck.Kind.QUOTATION)
+        first, last = spans.get(record.member_version_id, (record.line_start, record.line_end))
+        spans[record.member_version_id] = (min(first, record.line_start), max(last, record.line_end))
+    ranges = Q()
+    for version, (first, last) in spans.items():
+        ranges |= Q(member_version_id=version, line__gte=first, line__lte=last)
+    checks = list(QuotationCheck.objects.filter(ranges, kind=QuotationCheck.Kind.QUOTATION)
                   .select_related("member_version__member").order_by("line", "ordinal"))
     for check in checks:
         _decorate(check, run)
         for record in records:
-            if record.line_start <= check.line <= record.line_end:
+            if record.member_version_id == check.member_version_id and record.line_start <= check.line <= record.line_end:
                 index[record.pk].append(check)
     return index
 
