@@ -181,32 +181,38 @@ def run_standing(run: Run, versions: list[MemberVersion] | None = None) -> d.Sta
     return d.standing(run_facts(run, versions))
 
 
-# run pk → ((chain head seq, hash), standing), the most recently asked last; a few runs per process.
-_KEPT: OrderedDict[int, tuple[tuple[int, str], d.Standing]] = OrderedDict()
+# (run pk, what) → ((chain head seq, hash), value), the most recently asked last; a few runs per process.
+_KEPT: OrderedDict[tuple[int, str], tuple[tuple[int, str], object]] = OrderedDict()
 KEPT_RUNS = 4
+KEPT_NAMES = 2  # what is kept per run: its standing and its decision counters
+
+
+def kept_for_head(run: Run, name: str, compute):
+    """`compute(run)`, kept per process for the run's audit chain head as `run` was read.
+
+    Every change of what a standing or the decision counters are computed from is made by a service that
+    writes an event on the run's chain in the same transaction, so a head names one state of the run: a
+    page that read the run at its request's start and changes nothing (the reconciliation page's GET)
+    reuses what was computed for that state instead of going over every record and mapping again (issue
+    23 item 5). Approval, the API and the answers to decisions compute theirs afresh.
+    """
+    if active_world(run) is not None:
+        # A reviewer's own review pass laid over the rows: what it shows is theirs alone (blind to others,
+        # DESIGN §2), under the shared rows' chain head; never kept, never taken from what was kept.
+        return compute(run)
+    head, key = (run.audit_head_seq, run.audit_head_hash), (run.pk, name)
+    kept = _KEPT.get(key)
+    if kept is not None and kept[0] == head:
+        _KEPT.move_to_end(key)
+        return kept[1]
+    value = compute(run)
+    _KEPT[key] = (head, value)
+    _KEPT.move_to_end(key)
+    while len(_KEPT) > KEPT_RUNS * KEPT_NAMES:
+        _KEPT.popitem(last=False)
+    return value
 
 
 def kept_standing(run: Run) -> d.Standing:
-    """`run_standing(run)`, kept per process for the run's audit chain head as `run` was read.
-
-    Every change of what a standing is computed from is made by a service that writes an event on the
-    run's chain in the same transaction, so a head names one state of the run: a page that read the
-    run at its request's start and changes nothing (the reconciliation page's GET) reuses the standing
-    of that state instead of computing every record's disposition again (issue 23 item 5). Approval,
-    the API and the answers to decisions compute theirs afresh.
-    """
-    if active_world(run) is not None:
-        # A reviewer's own review pass laid over the rows: its standing is theirs alone (blind to others,
-        # DESIGN §2), under the shared rows' chain head; never kept, never taken from what was kept.
-        return run_standing(run)
-    head = (run.audit_head_seq, run.audit_head_hash)
-    kept = _KEPT.get(run.pk)
-    if kept is not None and kept[0] == head:
-        _KEPT.move_to_end(run.pk)
-        return kept[1]
-    standing = run_standing(run)
-    _KEPT[run.pk] = (head, standing)
-    _KEPT.move_to_end(run.pk)
-    while len(_KEPT) > KEPT_RUNS:
-        _KEPT.popitem(last=False)
-    return standing
+    """`run_standing(run)`, kept for the run's chain head (`kept_for_head`)."""
+    return kept_for_head(run, "standing", run_standing)

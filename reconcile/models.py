@@ -51,6 +51,9 @@ class CanonicalRecord(models.Model):
             models.UniqueConstraint(fields=["run", "canonical_id"], name="canonical_id_unique_per_run"),
             models.UniqueConstraint(fields=["run", "kind", "number"], name="canonical_number_unique_per_kind"),
         ]
+        # The shared set's order within a kind: the page's first target choices are one index range each
+        # (`selectors.active_targets`), slug-named records (no number) included.
+        indexes = [models.Index(fields=["run", "kind", "number", "canonical_id"], name="canonical_kind_order")]
 
     def __str__(self) -> str:
         return self.canonical_id

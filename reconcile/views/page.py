@@ -87,7 +87,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         **_issues_panel(request, run, members, selected, issues_scope),
         "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
         "targets_by_kind": _targets_by_kind(targets, kinds_present),
-        **counters_context(request, run),
+        **counters_context(request, run, kept=True),
         **(controls := _controls(request, run)),
         # The page's rows are the picked member's, which the URL may not name yet.
         "correction_base": controls["correction_base"] and (

@@ -17,7 +17,7 @@ from reviews.models import Run
 from reviews.polling import poll
 
 from .. import dispositions, selectors
-from ..blockers import run_standing
+from ..blockers import kept_for_head, run_standing
 from ..services import corrections
 from .context import _progress
 from ..models import AmendmentDecision, Decidable, IssueDecision, Mapping
@@ -107,10 +107,13 @@ def run_decision_progress(request, run_id: str):
     return render(request, "reconcile/_decision_progress.html", {"run": run, "p": _progress_by_run([run.pk])[run.pk]})
 
 
-def counters_context(request, run: Run) -> dict:
-    """The counters with their polling: on while the pipeline runs or a correction waits for its answer."""
+def counters_context(request, run: Run, *, kept: bool = False) -> dict:
+    """The counters with their polling: on while the pipeline runs or a correction waits for its answer.
+    `kept`: the counters of the run's chain head as `run` was read, computed once per process
+    (`blockers.kept_for_head`), for a view that changes nothing."""
     pending = run.status == Run.Status.VALIDATING or selectors.awaits_answers(run)
-    return {"run": run, "progress": _progress(run), "poll": poll(request, pending=pending, cap=30.0)}
+    progress = kept_for_head(run, "progress", _progress) if kept else _progress(run)
+    return {"run": run, "progress": progress, "poll": poll(request, pending=pending, cap=30.0)}
 
 
 @login_required
