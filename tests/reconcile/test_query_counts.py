@@ -44,6 +44,8 @@ def test_the_rows_arrive_in_pages_each_row_once_with_the_same_query_count(client
     counts = set()
     page = first
     while (more := re.search(r'id="more-rows" class="more-rows" hx-get="([^"]+)"', page)) is not None:
+        # What the link says is left is what the next pages bring (one row per record in this run).
+        assert int(re.search(r"Next records \((\d+) left\)", page).group(1)) == 2000 - len(seen)
         url = html.unescape(more.group(1))
         client.get(url, HTTP_HX_REQUEST="true")  # a page's first view also stores its word diffs
         with CaptureQueriesContext(connection) as queries:
