@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, Q
 from django.http import Http404, HttpResponse, HttpResponseNotModified
@@ -15,7 +16,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from celery import current_app as celery_app
-from reviews.access import DECIDE, READ_RUNS, check_participant, run_for
+from reviews.access import (DECIDE, READ_RUNS, UPLOAD, check_participant, participant_refusal, refuse_unless_allowed,
+                             run_for)
 from reviews.api import RunSerializer
 from reviews.api_errors import ApiError
 from reviews.audit import Actor
@@ -202,19 +204,25 @@ class MemberUploadView(APIView):
                    request={"multipart/form-data": UploadFileSerializer, "application/json": UploadJsonSerializer},
                    responses={201: MemberVersionSerializer, 200: MemberVersionSerializer, 413: None, 415: None})
     def post(self, request, run_id: str):
-        # Uploads, and the answers to correction requests they carry, only by the run's participants (§9).
-        check_participant(request, run_id, action="upload")
+        # Uploads, and the answers to correction requests they carry, only by the run's participants (§9). The
+        # role is checked here; whether the caller is a participant, on the run the upload reads once, under its
+        # lock (a run read here as well cost every upload a statement). Every refusal says 404, then 403, then
+        # what is wrong with the body, as when the run was read first.
+        refuse_unless_allowed(request, run_id, allowed=UPLOAD, action="upload")
         try:
             role, filename, content = _upload_from(request)
             version, created = services.ingest_member_report(run=run_id, role=role, filename=filename,
                                                              content=content, actor=Actor.for_request(request),
-                                                             answers=_answers_from(request))
+                                                             answers=_answers_from(request), uploader=request.user)
         except Run.DoesNotExist:
             raise Http404 from None
+        except services.NotParticipant:
+            run = check_participant(request, run_id, action="upload")  # audits the denial and raises
+            raise PermissionDenied(participant_refusal(run)) from None  # added between the two reads
         except (APIException, services.UploadRefused) as error:
-            # The body is judged before the run is read; a run that does not exist is the first thing to say.
-            if not Run.objects.filter(run_id=run_id).exists():
-                raise Http404 from None
+            # The body is judged before the run is read; a run that does not exist, or that the caller may not
+            # upload to, is the first thing to say.
+            check_participant(request, run_id, action="upload")
             raise (refusal(error) if isinstance(error, services.UploadRefused) else error) from None
         if celery_app.conf.task_always_eager:  # the parse ran in process on commit: show its outcome
             version.refresh_from_db(fields=["status", "status_reason", "counts"])

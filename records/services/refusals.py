@@ -71,6 +71,11 @@ def refuse_closed_run(run: Run, what: str) -> RunClosed:
                      f"reopen it first", details={"status": run.status})
 
 
+class NotParticipant(Exception):
+    """The uploader is neither an admin nor a participant of the run (DESIGN §9), as judged under the run's
+    lock; the HTTP edge answers 403 with the denial audited (reviews.access.check_participant)."""
+
+
 class BundleRefused(UploadRefused):
     code = "bundle_refused"
 

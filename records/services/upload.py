@@ -6,8 +6,10 @@ import os
 import re
 
 from django.db import connection, transaction
+from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
+from reviews.access import ADMIN, roles_of
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
@@ -16,7 +18,7 @@ from ..models import MemberReport, MemberVersion
 from .current import version_label
 from .answering import ANSWERS
 from .jobs import PARSE
-from .refusals import check_report_bytes, known_role, refuse_closed_run
+from .refusals import NotParticipant, check_report_bytes, known_role, refuse_closed_run
 
 logger = logging.getLogger(__name__)
 
@@ -29,18 +31,15 @@ def _clean_filename(filename: str | None, role: str) -> str:
     return (name or archives.member_filename(role))[:255]
 
 
-
-
-
-
-
 def ingest_member_report(
-    *, run: Run | str, role: str, filename: str | None, content: bytes, actor: Actor, answers=None
+    *, run: Run | str, role: str, filename: str | None, content: bytes, actor: Actor, answers=None, uploader=None
 ) -> tuple[MemberVersion, bool]:
     """Store the bytes as the member's next version and queue its parse; `created` is False for identical bytes.
 
     `run` is the Run, or its run_id: the upload API passes the ID so that the
     run is read once, by its row lock (Run.DoesNotExist when there is none).
+    `uploader` (the upload API's user): when given, it must be an admin or one of the run's participants
+    (DESIGN §9), judged on that locked row; NotParticipant otherwise, before anything is stored.
 
     One audit event per upload: `member.uploaded` (or `member.reupload_identical`),
     carrying the run's status move (open/in_review/failed → validating) when the
@@ -59,6 +58,8 @@ def ingest_member_report(
     filename = _clean_filename(filename, role)
     with transaction.atomic():
         locked_run = lock_run(run) if isinstance(run, Run) else Run.objects.select_for_update().get(run_id=run)
+        if uploader is not None and ADMIN not in roles_of(uploader) and not locked_run.has_participant(uploader):
+            raise NotParticipant(locked_run.run_id)
         if not locked_run.accepts_uploads:
             raise refuse_closed_run(locked_run, "an upload")
         member = _locked_member(locked_run, role)
@@ -131,14 +132,36 @@ def _new_version(*, member: MemberReport, filename: str, content: bytes, sha256:
                  actor: Actor) -> MemberVersion:
     # Versions are only made here and each becomes current, so the current one holds the highest number.
     number = member.current_number + 1 if member.current_version_id else 1
-    version = MemberVersion.objects.create(
+    version = MemberVersion(
         member=member, version=number, filename=filename, content=content, sha256=sha256, size=len(content),
         uploaded_by=actor.label, queued_at=timezone.now(),
     )
-    member.current_version = version
-    member.save(update_fields=["current_version"])
+    if connection.vendor == "postgresql":
+        _insert_as_current(member, version)
+    else:
+        version.save(force_insert=True)
+        member.current_version = version
+        member.save(update_fields=["current_version"])
     PARSE.after_commit(version.pk)
     return version
+
+
+def _insert_as_current(member: MemberReport, version: MemberVersion) -> None:
+    """Insert `version` and make it the member's current one in one statement (a data-modifying CTE), as
+    reviews.audit writes an event and moves the chain head: two round trips fewer per upload is a measurable
+    part of a 33 KB upload's cost under load (DESIGN §11 "uploads"). The member's foreign key to the new row
+    is checked at commit (Django's constraints are deferred)."""
+    query = InsertQuery(MemberVersion)
+    query.insert_values([f for f in MemberVersion._meta.local_concrete_fields if not f.primary_key], [version])
+    [(insert, params)] = query.get_compiler(connection=connection).as_sql()
+    pk = MemberVersion._meta.pk.column
+    with connection.cursor() as cursor:
+        cursor.execute(f'WITH "version" AS ({insert} RETURNING "{pk}") UPDATE "{MemberReport._meta.db_table}" '
+                       f'SET "current_version_id" = (SELECT "{pk}" FROM "version") WHERE "id" = %s '
+                       f'RETURNING "current_version_id"', [*params, member.pk])
+        version.pk = cursor.fetchone()[0]
+    version._state.adding, version._state.db = False, connection.alias
+    member.current_version = version
 
 
 def _retry_if_failed(version: MemberVersion) -> bool:

@@ -31,6 +31,20 @@ def test_it_lets_the_creating_agent_upload_and_refuses_another_agent_naming_how_
     assert other.get(f"/api/runs/{run.run_id}/audit/").status_code == 403
 
 
+def test_it_refuses_a_non_participant_with_403_before_judging_the_body_and_a_missing_run_with_404(agent,
+                                                                                                   run_factory):
+    """The participant check runs on the run the upload locks; a refusal still says 404, then 403, then 400."""
+    run = run_factory()
+    other = _persona("agent-2", "agent")
+    bad_body = {"role": "memory", "content": 42}
+    assert other.post(f"/api/runs/{run.run_id}/members/", bad_body, format="json").status_code == 403
+    assert AuditEvent.objects.filter(run=run, action="permission.denied", actor="token:agent-2").exists()
+    assert other.post("/api/runs/AAS-2026-01-01-nothing-here-01/members/", bad_body,
+                      format="json").status_code == 404
+    assert agent.post(f"/api/runs/{run.run_id}/members/", bad_body, format="json").status_code == 400
+    assert not MemberVersion.objects.filter(member__run=run).exists()
+
+
 def test_a_reviewer_adds_an_agent_who_may_then_upload(agent, reviewer, run_factory):
     run = run_factory()
     other = _persona("agent-2", "agent")
