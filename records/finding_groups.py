@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 FIRST_LOCATIONS = 3
+# The run page names this many further locations of a group; the members' pages list the rest.
+REST_SHOWN = 20
 
 # Each tier's findings are causes of the later tiers' findings, never the other way round.
 TIERS = (
@@ -64,6 +66,15 @@ class FindingGroup:
     message: str  # the first finding's message, what to do
     root_cause: bool  # tier 0 or 1: fixing it may clear later groups
     record_ids: tuple[tuple[str, int], ...] = ()  # (ID, how often) most named first: thirty findings may be one missing record
+
+    @property
+    def rest_shown(self) -> tuple[Location, ...]:
+        return self.rest[:REST_SHOWN]
+
+    @property
+    def rest_more(self) -> int:
+        """How many locations the run page leaves to the members' pages."""
+        return max(len(self.rest) - REST_SHOWN, 0)
 
 
 def tier_of(code: str) -> int:

@@ -119,3 +119,23 @@ def test_the_runs_api_matches_part_of_the_system_name_in_any_case(agent, run_fac
     body = agent.get("/api/runs/?system=cheat").json()
     assert [r["run_id"] for r in body["results"]] == ["AAS-2026-09-25-cheat-01"]
     assert agent.get("/api/runs/?system=MEM0").json()["count"] == 1
+
+
+def test_the_run_page_names_twenty_further_locations_and_sends_the_rest_to_the_member_pages():
+    from types import SimpleNamespace
+
+    from django.template.loader import render_to_string
+
+    from records.finding_groups import FIRST_LOCATIONS, REST_SHOWN
+
+    findings = [finding("unknown-source", member="memory", line=n, record_id=f"SRC-{n}") for n in range(1, 61)]
+    (group,) = group_findings(findings)
+    assert len(group.rest_shown) == REST_SHOWN
+    assert group.rest_more == 60 - FIRST_LOCATIONS - REST_SHOWN
+    html = render_to_string("records/_findings.html", {
+        "finding_groups": [group], "member_roles": ["memory"], "run": SimpleNamespace(run_id="AAS-2026-01-01-x-01")})
+    assert "60 errors" in html
+    assert f"line {FIRST_LOCATIONS + REST_SHOWN}<" in html and f"line {FIRST_LOCATIONS + REST_SHOWN + 1}<" not in html
+    assert f"and {group.rest_more} more" in html
+    assert 'href="/runs/AAS-2026-01-01-x-01/members/memory/#findings"' in html
+    assert 'href="/api/runs/AAS-2026-01-01-x-01/validation/"' in html
