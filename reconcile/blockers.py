@@ -216,3 +216,30 @@ def kept_for_head(run: Run, name: str, compute):
 def kept_standing(run: Run) -> d.Standing:
     """`run_standing(run)`, kept for the run's chain head (`kept_for_head`)."""
     return kept_for_head(run, "standing", run_standing)
+
+
+# run pk → ((chain head seq, hash), value) for the runs list's rows: a page of it lists up to 50 runs.
+_KEPT_LISTED: OrderedDict[int, tuple[tuple[int, str], object]] = OrderedDict()
+KEPT_LISTED = 200
+
+
+def kept_for_heads(runs, compute_many) -> dict[int, object]:
+    """{run pk: value} for these runs, each kept per process for its chain head as it was read (as
+    `kept_for_head`, whose argument holds here), `compute_many([pk, …])` asked only for the runs whose
+    head has moved since: the runs list's decision progress, which counts every mapping of a run."""
+    found, moved = {}, []
+    for run in runs:
+        kept = _KEPT_LISTED.get(run.pk)
+        if kept is not None and kept[0] == (run.audit_head_seq, run.audit_head_hash):
+            _KEPT_LISTED.move_to_end(run.pk)
+            found[run.pk] = kept[1]
+        else:
+            moved.append(run)
+    computed = compute_many([run.pk for run in moved]) if moved else {}
+    for run in moved:
+        found[run.pk] = computed[run.pk]
+        _KEPT_LISTED[run.pk] = ((run.audit_head_seq, run.audit_head_hash), computed[run.pk])
+        _KEPT_LISTED.move_to_end(run.pk)
+    while len(_KEPT_LISTED) > KEPT_LISTED:
+        _KEPT_LISTED.popitem(last=False)
+    return found

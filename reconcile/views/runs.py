@@ -17,7 +17,7 @@ from reviews.models import Run
 from reviews.polling import poll
 
 from .. import dispositions, selectors
-from ..blockers import kept_for_head, run_standing
+from ..blockers import kept_for_head, kept_for_heads, run_standing
 from ..services import corrections
 from .context import _progress
 from ..models import AmendmentDecision, Decidable, IssueDecision, Mapping
@@ -78,7 +78,7 @@ def runs_list(request):
     if system:
         runs = runs.filter(system__icontains=system)
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
-    progress = _progress_by_run([run.pk for run in page])
+    progress = kept_for_heads(page, _progress_by_run)  # computed again only for a run that moved
     findings = validation_counts(page)
     # The list refreshes itself while a listed run is in the pipeline or waits for a correction's answer.
     pending = any(run.status in (Run.Status.VALIDATING, Run.Status.FINALIZING) or progress[run.pk]["corrections_open"]

@@ -141,3 +141,32 @@ def test_the_page_lists_a_few_target_choices_per_kind_and_the_rest_as_the_review
     by_label = client.get(f"/runs/{run.run_id}/reconcile/targets/",
                           {"kind": last.kind, "target": last.label[:12]}, HTTP_HX_REQUEST="true").content.decode()
     assert last.canonical_id in by_label
+
+
+def test_the_runs_list_keeps_each_runs_progress_until_an_event_moves_its_head(client, reviewer, monkeypatch):
+    """The runs list counts a run's decisions once per audit chain head (reconcile.blockers.kept_for_heads):
+    a second view counts nothing again; a decision moves the head and the next view shows the new count,
+    the same as a fresh count."""
+    from reconcile import services
+    from reconcile.models import Mapping
+    from reconcile.views import runs
+    from reviews.audit import Actor
+
+    client.force_login(reviewer.user)
+    run, _member = build_reconcile_run(records=20, run_id="AAS-2026-09-25-listed-01")
+    counted = []
+    real = runs._progress_by_run
+    monkeypatch.setattr(runs, "_progress_by_run", lambda pks: counted.append(list(pks)) or real(pks))
+
+    def decided(page: bytes) -> int:
+        found = re.search(rf'id="decision-progress-{run.run_id}">.*?<a href="[^"]+">(\d+)/\d+ mapping'.encode(), page, re.S)
+        return int(found.group(1))
+
+    first, again = client.get("/").content, client.get("/").content
+    assert decided(again) == decided(first) and [run.pk in pks for pks in counted].count(True) == 1
+    mapping = Mapping.objects.filter(run=run, score=0.95).order_by("pk").first()
+    services.decide_mapping(mapping=mapping, decision="accept", rationale="same slug", expected_version=mapping.version,
+                            actor=Actor.for_user(reviewer.user))
+    after = client.get("/").content
+    assert decided(after) == decided(first) + 1 == real([run.pk])[run.pk]["mappings_decided"]
+    assert [run.pk in pks for pks in counted].count(True) == 2
