@@ -181,10 +181,32 @@ def run_standing(run: Run, versions: list[MemberVersion] | None = None) -> d.Sta
     return d.standing(run_facts(run, versions))
 
 
-# (run pk, what) → ((chain head seq, hash), value), the most recently asked last; a few runs per process.
-_KEPT: OrderedDict[tuple[int, str], tuple[tuple[int, str], object]] = OrderedDict()
-KEPT_RUNS = 4
-KEPT_NAMES = 2  # what is kept per run: its standing and its decision counters
+class _KeptByHead(OrderedDict):
+    """(run pk, what) → ((chain head seq, hash), value), the most recently asked last, at most `size`."""
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+
+    def get_for(self, run: Run, name: str):
+        """The value kept for `run`'s chain head as `run` was read, or None."""
+        kept = self.get((run.pk, name))
+        if kept is None or kept[0] != (run.audit_head_seq, run.audit_head_hash):
+            return None
+        self.move_to_end((run.pk, name))
+        return kept[1]
+
+    def keep(self, run: Run, name: str, value) -> None:
+        self[(run.pk, name)] = ((run.audit_head_seq, run.audit_head_hash), value)
+        self.move_to_end((run.pk, name))
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+
+# A few runs' standings and counters (a standing of 50,000 records is large); the runs list's progress of
+# a few pages of runs (small).
+_KEPT = _KeptByHead(size=8)
+_KEPT_LISTED = _KeptByHead(size=200)
 
 
 def kept_for_head(run: Run, name: str, compute):
@@ -200,16 +222,10 @@ def kept_for_head(run: Run, name: str, compute):
         # A reviewer's own review pass laid over the rows: what it shows is theirs alone (blind to others,
         # DESIGN §2), under the shared rows' chain head; never kept, never taken from what was kept.
         return compute(run)
-    head, key = (run.audit_head_seq, run.audit_head_hash), (run.pk, name)
-    kept = _KEPT.get(key)
-    if kept is not None and kept[0] == head:
-        _KEPT.move_to_end(key)
-        return kept[1]
-    value = compute(run)
-    _KEPT[key] = (head, value)
-    _KEPT.move_to_end(key)
-    while len(_KEPT) > KEPT_RUNS * KEPT_NAMES:
-        _KEPT.popitem(last=False)
+    value = _KEPT.get_for(run, name)
+    if value is None:
+        value = compute(run)
+        _KEPT.keep(run, name, value)
     return value
 
 
@@ -218,28 +234,15 @@ def kept_standing(run: Run) -> d.Standing:
     return kept_for_head(run, "standing", run_standing)
 
 
-# run pk → ((chain head seq, hash), value) for the runs list's rows: a page of it lists up to 50 runs.
-_KEPT_LISTED: OrderedDict[int, tuple[tuple[int, str], object]] = OrderedDict()
-KEPT_LISTED = 200
-
-
 def kept_for_heads(runs, compute_many) -> dict[int, object]:
-    """{run pk: value} for these runs, each kept per process for its chain head as it was read (as
-    `kept_for_head`, whose argument holds here), `compute_many([pk, …])` asked only for the runs whose
-    head has moved since: the runs list's decision progress, which counts every mapping of a run."""
-    found, moved = {}, []
-    for run in runs:
-        kept = _KEPT_LISTED.get(run.pk)
-        if kept is not None and kept[0] == (run.audit_head_seq, run.audit_head_hash):
-            _KEPT_LISTED.move_to_end(run.pk)
-            found[run.pk] = kept[1]
-        else:
-            moved.append(run)
-    computed = compute_many([run.pk for run in moved]) if moved else {}
-    for run in moved:
-        found[run.pk] = computed[run.pk]
-        _KEPT_LISTED[run.pk] = ((run.audit_head_seq, run.audit_head_hash), computed[run.pk])
-        _KEPT_LISTED.move_to_end(run.pk)
-    while len(_KEPT_LISTED) > KEPT_LISTED:
-        _KEPT_LISTED.popitem(last=False)
+    """{run pk: value} for these runs, each kept for its chain head as `kept_for_head` keeps one (the runs
+    list reads no review pass), `compute_many([pk, …])` asked only for the runs whose head has moved: the
+    runs list's decision progress, which counts every mapping of a run."""
+    found = {run.pk: _KEPT_LISTED.get_for(run, "progress") for run in runs}
+    moved = [run for run in runs if found[run.pk] is None]
+    if moved:
+        computed = compute_many([run.pk for run in moved])
+        for run in moved:
+            found[run.pk] = computed[run.pk]
+            _KEPT_LISTED.keep(run, "progress", computed[run.pk])
     return found

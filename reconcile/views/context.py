@@ -16,7 +16,6 @@ from reviews.models import Run
 from .. import dispositions, services
 from ..blockers import run_standing
 from ..panels import blockers_context, final_notice
-from ..models import CanonicalRecord
 
 
 

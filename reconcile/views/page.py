@@ -30,7 +30,7 @@ from .runs import counters_context
 from .context import (KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _targets_by_kind)
 from .bulk import undo_key
 from .independent import review_banner
-from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, _entered_as, markdown_diff_html, _grouped)
+from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, markdown_diff_html, _grouped)
 
 
 def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
@@ -111,7 +111,7 @@ def _builder(request, run: Run, standing, canonicals) -> _RowBuilder:
 
 def _canonicals_for(run: Run, mappings, standing) -> dict[str, CanonicalRecord]:
     """The canonical records the rows of these mappings show: their targets, and what a target entered as."""
-    entered = _entered_as(standing)
+    entered = standing.entered_as
     wanted = {m.target for m in mappings if m.target}
     wanted |= {entered[t] for t in wanted if t in entered}
     return {c.canonical_id: c for c in CanonicalRecord.objects.filter(run=run, canonical_id__in=wanted)

@@ -321,11 +321,6 @@ def _settled(mapping: Mapping, disposition) -> str:
     return ""
 
 
-def _entered_as(standing: dispositions.Standing) -> dict[str, str]:
-    """member record → the canonical record it is (an accepted same or new mapping)."""
-    return standing.entered_as
-
-
 def _pair_row(record, mapping, canonicals, standing: dispositions.Standing, entered: dict[str, str]) -> PairRow:
     row = PairRow(record=record, mapping=mapping, canonical=None)
     if mapping is None:
@@ -353,10 +348,10 @@ class _RowBuilder:
 
     def __init__(self, *, run: Run, canonicals, standing: dispositions.Standing, query: str, user):
         self.canonicals, self.standing, self.query = canonicals, standing, query
-        self.entered = _entered_as(standing)
+        self.entered = standing.entered_as
         self.mapping_action = _actions(run, "reconcile-decide-mapping", query)
         self.targets_url = reverse("run-reconcile-targets", args=[run.run_id])
-        self.quotations: dict = {}  # record pk → its checked quotations (`with_quotations`)
+        self.quotations: dict = {}  # record pk → its checked quotations (`quote`)
         # Rows offer only what the user may do (the views check it again); a final run offers nothing.
         open_run = run.status != Run.Status.FINAL
         self.reject_action = (_actions(run, "reconcile-reject-canonical", query)
@@ -414,7 +409,7 @@ def _rows_of(request, run: Run, *, source: str = "", mapping_pks=()) -> list[Pai
     wanted = list(selectors.current_mappings(run).filter(Q(source=source) if source else Q(pk__in=mapping_pks)))
     sources = {m.source for m in wanted} | ({source} if source else set())
     standing = _standing_for(request, run)
-    entered = _entered_as(standing)
+    entered = standing.entered_as
     targets = {m.target for m in wanted if m.target}
     targets |= {entered[t] for t in targets if t in entered}
     records = {r.record_id: r for r in Record.objects.filter(
