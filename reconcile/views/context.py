@@ -18,7 +18,6 @@ from ..blockers import run_standing
 from ..panels import blockers_context, final_notice
 
 
-
 # The picker entry for mappings whose source is not a record of a current member version.
 STATEMENTS = "statements"
 # The page filters a decision form carries back to the page it came from.
