@@ -9,6 +9,7 @@ then looked up per record, so 2,000 rows cost 2,000 dictionary lookups.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections import defaultdict
 
 from django import template
@@ -32,11 +33,21 @@ MARKS = {
 }
 
 
+# What the fragment prints of a check, and the role for its link: never the member version's report
+# bytes or parse (which `select_related` would otherwise fetch again with every check).
+CHECK_FIELDS = ("member_version__member__role", "member_version_id", "line", "path", "lines", "commit", "status",
+                "message", "source_lines", "candidates")
+
+
 def _decorate(check: QuotationCheck, run) -> None:
     """What the fragment prints beyond the row: its mark, and the quoting line on the member page."""
     check.mark = MARKS.get(check.status, check.status)
-    role = check.member_version.member.role
-    check.link = f"{reverse('member-detail', args=[run.run_id, role])}?line={check.line}#L{check.line}"
+    check.link = f"{_member_url(run.run_id, check.member_version.member.role)}?line={check.line}#L{check.line}"
+
+
+@functools.lru_cache(maxsize=256)
+def _member_url(run_id: str, role: str) -> str:
+    return reverse("member-detail", args=[run_id, role])
 
 
 def _index(run) -> dict:
@@ -45,8 +56,7 @@ def _index(run) -> dict:
     by_version: dict[int, list] = defaultdict(list)
     for check in (QuotationCheck.objects.filter(run=run, member_version__in=versions, kind=QuotationCheck.Kind.QUOTATION)
                   .select_related("member_version__member")
-                  .only("member_version__member__role", "line", "path", "lines", "commit", "status", "message",
-                        "source_lines", "candidates").order_by("member_version_id", "line")):
+                  .only(*CHECK_FIELDS).order_by("member_version_id", "line")):
         _decorate(check, run)
         by_version[check.member_version_id].append(check)
     index: dict = defaultdict(list)
@@ -86,13 +96,19 @@ def page_quotations(run, records) -> dict:
     ranges = Q()
     for version, (first, last) in spans.items():
         ranges |= Q(member_version_id=version, line__gte=first, line__lte=last)
-    checks = list(QuotationCheck.objects.filter(ranges, kind=QuotationCheck.Kind.QUOTATION)
-                  .select_related("member_version__member").order_by("line", "ordinal"))
-    for check in checks:
+    by_version: dict[int, list] = defaultdict(list)
+    for check in (QuotationCheck.objects.filter(ranges, kind=QuotationCheck.Kind.QUOTATION)
+                  .select_related("member_version__member").only(*CHECK_FIELDS).order_by("line", "ordinal")):
         _decorate(check, run)
-        for record in records:
-            if record.member_version_id == check.member_version_id and record.line_start <= check.line <= record.line_end:
-                index[record.pk].append(check)
+        by_version[check.member_version_id].append(check)
+    lines = {version: [check.line for check in checks] for version, checks in by_version.items()}
+    for record in records:
+        checks = by_version.get(record.member_version_id)
+        if checks:
+            at = lines[record.member_version_id]
+            inside = checks[bisect.bisect_left(at, record.line_start):bisect.bisect_right(at, record.line_end)]
+            if inside:
+                index[record.pk].extend(inside)
     return index
 
 
@@ -115,13 +131,14 @@ def record_quotations(context, record) -> list:
     return cache[1].get(key, [])
 
 
-@register.simple_tag
-def version_quotations(version) -> list:
+@register.simple_tag(takes_context=True)
+def version_quotations(context, version) -> list:
     """Every checked quotation of one member version, in line order, each with its mark."""
     checks = list(QuotationCheck.objects.filter(member_version=version, kind=QuotationCheck.Kind.QUOTATION)
-                  .select_related("member_version__member__run").order_by("line", "ordinal"))
+                  .select_related("member_version__member").only(*CHECK_FIELDS).order_by("line", "ordinal"))
+    run = context.get("run") or version.member.run
     for check in checks:
-        _decorate(check, check.member_version.member.run)
+        _decorate(check, run)
     return checks
 
 

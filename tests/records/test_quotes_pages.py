@@ -3,7 +3,9 @@ import hashlib
 import re
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from tests.records.test_source_api import (
     COMMIT,
@@ -91,3 +93,22 @@ def test_the_member_page_lists_every_quotation_with_a_link_to_its_line(browser, 
     assert re.findall(r'<a href="([^"]+)">line (\d+)</a>', section) == [
         (f"/runs/{checked_run.run_id}/members/memory/?line=9#L9", "9"),
         (f"/runs/{checked_run.run_id}/members/memory/?line=13#L13", "13")]
+
+
+# A whole column of the member version's report bytes or parse in a SELECT list (the member page's
+# `SUBSTRING(… "content", 1, …)` head of the report is its own, bounded read).
+WHOLE_BODY = re.compile(r'(?<!SUBSTRING\()"records_memberversion"\."(content|parsed)"')
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("page", ["/runs/{run}/reconcile/?member=memory", "/runs/{run}/members/memory/"])
+def test_the_quotation_marks_are_read_without_the_reports_bytes_or_parse(browser, checked_run, page):
+    """A quotation's link names its member's role: joining the member version for it must not fetch the
+    version's report and parse again with every quotation (32 copies, 15 ms a page on the seed run)."""
+    url = page.format(run=checked_run.run_id)
+    with CaptureQueriesContext(connection) as queries:
+        html = browser.get(url).content.decode()
+    assert html.count('class="quotation quote-') >= 2
+    heavy = [q["sql"][:200] for q in queries.captured_queries if "records_quotationcheck" in q["sql"]
+             and WHOLE_BODY.search(q["sql"])]
+    assert heavy == []
