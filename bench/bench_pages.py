@@ -54,21 +54,30 @@ def _analyze() -> None:
             cursor.execute("ANALYZE")
 
 
-def measure_page(client, url: str, **headers) -> tuple[float, int, int]:
-    """Median server time (s) of 5 reads after a warm one, DEBUG off; the query count; the reply's size."""
+def measure_page(client, url: str, *, kept: bool = False, **headers) -> tuple[float, int, int]:
+    """Median server time (s) of 5 reads after a warm one, DEBUG off; the query count; the reply's size.
+    Each read is a first view of the reconciliation page (its view built, not taken from what an earlier
+    reader's built for the same chain head: `reconcile.blockers.kept_page`) unless `kept`."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext, override_settings
 
-    client.get(url, **headers)  # warm: compiled templates, the per-process word-diff cache
+    from reconcile.blockers import forget_kept
+
+    def read():
+        if not kept:
+            forget_kept(views_only=True)
+        return client.get(url, **headers)
+
+    read()  # warm: compiled templates, the per-process word-diff cache, the run's standing
     times = []
     with override_settings(DEBUG=False):
         for _ in range(5):
             start = time.perf_counter()
-            response = client.get(url, **headers)
+            response = read()
             times.append(time.perf_counter() - start)
     assert response.status_code == 200, (url, response.status_code)
     with CaptureQueriesContext(connection) as queries:
-        client.get(url, **headers)
+        read()
     return statistics.median(times), len(queries), len(response.content)
 
 
@@ -88,13 +97,16 @@ def _page_figures(name: str, sizes, url_of, client, built) -> None:
         if size != sizes[0]:
             report(f"{name} at {size} / at {sizes[0]} records", seconds / base_time, "x", f"target <= {target}")
         if name.startswith("reconciliation"):
+            seconds, _queries, _size = measure_page(client, url_of(run, member), kept=True)
+            report(f"{name} at {size} records: another reader's view of the same state", seconds * 1000, "ms",
+                   "median of 5; the view kept for the run's chain head (reconcile.blockers.kept_page)")
             # The standing is kept per chain head (reconcile.blockers.kept_standing): the view after a
             # change of the run computes it again. Dropped here, as an event would move the head.
             from django.test.utils import override_settings
 
             from reconcile import blockers
 
-            blockers._KEPT.clear()
+            blockers.forget_kept()
             with override_settings(DEBUG=False):
                 start = time.perf_counter()
                 client.get(url_of(run, member))

@@ -203,13 +203,21 @@ class _KeptByHead(OrderedDict):
             self.popitem(last=False)
 
 
-# A few runs' standings and counters (a standing of 50,000 records is large); the runs list's progress of
-# a few pages of runs (small).
+# A few runs' standings and counters (a standing of 50,000 records is large); the reconciliation page's
+# shared part of a few dozen views (one page of rows each); the runs list's progress of a few pages of runs.
 _KEPT = _KeptByHead(size=8)
+_KEPT_PAGES = _KeptByHead(size=32)
 _KEPT_LISTED = _KeptByHead(size=200)
 
 
-def kept_for_head(run: Run, name: str, compute):
+def forget_kept(*, views_only: bool = False) -> None:
+    """Drop everything kept (or only the reconciliation page's views), as a moved chain head would: for a
+    test that writes behind the services' back (no event), or the bench measuring a first view."""
+    for store in (_KEPT_PAGES,) if views_only else (_KEPT, _KEPT_PAGES, _KEPT_LISTED):
+        store.clear()
+
+
+def kept_for_head(run: Run, name: str, compute, *, store: _KeptByHead = _KEPT):
     """`compute(run)`, kept per process for the run's audit chain head as `run` was read.
 
     Every change of what a standing or the decision counters are computed from is made by a service that
@@ -222,11 +230,19 @@ def kept_for_head(run: Run, name: str, compute):
         # A reviewer's own review pass laid over the rows: what it shows is theirs alone (blind to others,
         # DESIGN §2), under the shared rows' chain head; never kept, never taken from what was kept.
         return compute(run)
-    value = _KEPT.get_for(run, name)
+    value = store.get_for(run, name)
     if value is None:
         value = compute(run)
-        _KEPT.keep(run, name, value)
+        store.keep(run, name, value)
     return value
+
+
+def kept_page(run: Run, view: str, compute):
+    """`compute(run)` for one view of the reconciliation page (its filters, its page of rows and the
+    controls its reader may use, all named in `view`), kept for the run's chain head as `kept_for_head`
+    keeps a standing: readers of an unchanged run share it instead of reading and building the same
+    rows again per request."""
+    return kept_for_head(run, view, compute, store=_KEPT_PAGES)
 
 
 def kept_standing(run: Run) -> d.Standing:

@@ -21,7 +21,7 @@ from reviews.models import Run
 
 from .. import selectors
 from .. import services
-from ..blockers import kept_standing
+from ..blockers import kept_page, kept_standing
 from ..panels import blockers_context
 from ..word_diffs import stored_diffs
 from ..forms import BulkAcceptForm, PageFilterForm
@@ -33,7 +33,36 @@ from .independent import review_banner
 from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, markdown_diff_html, _grouped)
 
 
+# The query parameters one view of the page is made of (htmx's headers pick a part of it to send).
+VIEW_PARAMS = ("member", "kind", "show", "issues", "offset", "seen")
+
+
 def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
+    """The page's context: what every reader of this view of the run at its chain head shares, kept
+    (`blockers.kept_page`), and what is the reader's own (their CSRF token, their last bulk accept, their
+    review pass, the controls their roles allow)."""
+    controls = _controls(request, run)
+    view = urlencode([(name, request.GET.get(name, "")) for name in VIEW_PARAMS]
+                     + [("decide", controls["can_decide"]), ("propose", controls["can_propose"])])
+    shared = kept_page(run, f"page?{view}", lambda run: _view_context(request, run, filters))
+    return {
+        **shared,
+        **counters_context(request, run, kept=True),  # the request's `run` with them
+        **controls,
+        # The page's rows are the picked member's, which the URL may not name yet.
+        "correction_base": controls["correction_base"] and (
+            reverse("run-corrections", args=[run.run_id]) + "?" + urlencode({"member": shared["current"]})
+            + "&record="),
+        "csrf_input": _csrf_input(request),
+        "bulk_form": BulkAcceptForm(initial={"min_score": 0.9}),
+        "bulk_undo": request.session.get(undo_key(run)),
+        **review_banner(request, run),
+    }
+
+
+def _view_context(request, run: Run, filters: PageFilterForm) -> dict:
+    """What this view of the page shows of the run: the same for every reader whose roles allow the same
+    controls (the rows' actions depend on those roles and on the URL's filters alone)."""
     members = selectors.members(run)
     pickable = [m for m in members if m.role not in services.SEEDING_ROLES and m.declarations]
     # Mapping statements of a result or reconciliation whose source no member of the run declares
@@ -67,7 +96,6 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         if r.record is not None and r.canonical is not None:
             r.diff = diffs.get((r.record.text, r.canonical.text))
     return {
-        "run": run,
         "members": pickable,
         "selected": selected,
         "current": current,
@@ -87,17 +115,8 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         **_issues_panel(request, run, members, selected, issues_scope),
         "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
         "targets_by_kind": _targets_by_kind(targets, kinds_present),
-        **counters_context(request, run, kept=True),
-        **(controls := _controls(request, run)),
-        # The page's rows are the picked member's, which the URL may not name yet.
-        "correction_base": controls["correction_base"] and (
-            reverse("run-corrections", args=[run.run_id]) + "?" + urlencode({"member": current}) + "&record="),
         **blockers_context(run, standing),
-        "csrf_input": _csrf_input(request),
         "query": _kept_query(request.GET),
-        "bulk_form": BulkAcceptForm(initial={"min_score": 0.9}),
-        "bulk_undo": request.session.get(undo_key(run)),
-        **review_banner(request, run),
     }
 
 

@@ -136,7 +136,7 @@ def test_it_filters_stale_rows_and_conflicts(client, reviewer, small_run):
     # Written behind the services' back, with no event to move the run's chain head: the page's kept
     # standing (reconcile.blockers.kept_standing) is dropped as an event would make it stale.
     from reconcile import blockers
-    blockers._KEPT.clear()
+    blockers.forget_kept()
     conflicts = client.get(page(small_run, show="conflicts")).content.decode()
     assert conflicts.count('class="pair state-') == 2  # exactly the rows the several_places blockers name
     assert "MEM-RTE-slotc has 2 accepted mappings" in conflicts
