@@ -8,12 +8,13 @@ import functools
 import html
 import re
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from django.db.models import F, Q
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.template.defaultfilters import date as format_date
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timezone import template_localtime
 
@@ -104,7 +105,13 @@ class PairRow:
     def display(self) -> dict:
         """Everything `_pair_row.html` prints, as plain values: the template does no lookups
         through models and few conditionals, which is what keeps 2,000 rows fast to render.
-        The word diff is computed here, so only for rows that are shown and have a canonical side."""
+        Each text is escaped here, with the function the template engine would print it through (a
+        quarter of a row's rendering was the engine's escaping, value by value)."""
+        return {key: escape(value) if type(value) is str else value for key, value in self._values().items()}
+
+    def _values(self) -> dict:
+        """`display`'s values, not yet escaped. The word diff is computed here, so only for rows that are
+        shown and have a canonical side."""
         m, record, canonical = self.mapping, self.record, self.canonical
         if record is not None and canonical is not None:
             left, right = self.diff or markdown_diff_html(record.text, canonical.text)
@@ -115,6 +122,7 @@ class PairRow:
             "dom_id": self.dom_id,
             "css": f"state-{m.state if m else 'unmapped'}" + (" conflict" if self.conflict else ""),
             "source": self.source,
+            "source_query": quote(self.source, safe="/"),  # the "Request a correction" link's record=
             "label": record.label if record is not None else "",
             "record": record is not None,
             "left": left,

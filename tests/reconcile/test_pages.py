@@ -112,6 +112,9 @@ def test_it_escapes_report_text_everywhere(client, reviewer):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body and "&lt;script&gt;alert(3)" in body
     # Record texts are Markdown: backticks make code, and what is inside stays escaped (issue 22).
     assert "<code>&lt;script&gt;alert(1)&lt;/script&gt;</code>" in body
+    # Escaped once: the rows' values are escaped before the template prints them (rows.PairRow.display).
+    assert "Store &lt;i&gt;it&lt;/i&gt;" in body and "label &lt;u&gt;similar&lt;/u&gt;" in body
+    assert "&amp;lt;" not in body and "&amp;amp;" not in body
 
 
 def test_it_filters_rows_by_kind(client, reviewer, small_run):
