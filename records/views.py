@@ -13,7 +13,8 @@ from reviews.polling import poll, run_is_pending
 from reviews.models import Run
 
 from . import member_page, services
-from .finding_groups import group_findings
+from .finding_counts import report_groups
+from .finding_groups import FindingGroup, with_links
 from .models import MemberReport, MemberVersion, Role
 from .serializers import full_counts
 from .templatetags.quotations import page_quotations
@@ -55,11 +56,16 @@ def run_detail(request, run_id: str):
     if request.htmx:
         return render(request, "records/run_detail.html#pipeline", context)
     report = services.latest_validation(run)
-    # Plain rows, not model instances: grouping reads six fields of every finding (group_findings is pure).
-    findings = (report.findings.values_list("code", "severity", "member", "record_id", "line", "message", named=True)
-                if report else [])
-    context |= {"report": report, "finding_groups": group_findings(findings), "member_roles": Role.values}
+    # Counted by the database: the page reads a row per group, however many findings the report holds.
+    groups = report_groups(report.pk) if report else []
+    context |= {"report": report, "finding_groups": _linked(run, groups), "member_roles": Role.values}
     return render(request, "records/run_detail.html", context)
+
+
+def _linked(run: Run, groups: list[FindingGroup]) -> list[FindingGroup]:
+    """The groups' locations linked to their lines, each member's page reversed once."""
+    named = {member for group in groups for member in group.members if member in Role.values}
+    return with_links(groups, {member: reverse("member-detail", args=[run.run_id, member]) for member in named})
 
 
 FINDINGS_SHOWN = 200

@@ -174,3 +174,14 @@ def test_the_run_page_reads_its_findings_in_one_query_however_many_there_are(bro
     assert Finding.objects.filter(report__run=many).count() > Finding.objects.filter(report__run=few).count() + 20
     # Each finding's report was read back one query at a time (issue 23: 102 queries on the seed run's page).
     assert counts[0] == counts[1], counts
+
+
+@pytest.mark.django_db
+def test_the_run_page_reads_no_member_report_bytes_and_no_parse(browser, run_factory, django_capture_on_commit_callbacks):
+    run = run_factory()
+    ingest(run, "memory", seed_bytes("002"), django_capture_on_commit_callbacks)
+    ingest(run, "workflow", seed_bytes("001"), django_capture_on_commit_callbacks)
+    with CaptureQueriesContext(connection) as queries:
+        assert browser.get(f"/runs/{run.run_id}/").status_code == 200
+    wide = [q["sql"] for q in queries.captured_queries if re.search(r'"records_memberversion"\."(content|parsed)"', q["sql"])]
+    assert wide == []
