@@ -15,7 +15,7 @@ from reviews.models import Run
 from . import member_page, services
 from .finding_counts import report_groups
 from .finding_groups import FindingGroup, with_links
-from .models import MemberReport, MemberVersion, Role
+from .models import ImportedManifest, MemberReport, MemberVersion, Role
 from .serializers import full_counts
 from .templatetags.quotations import page_quotations
 
@@ -58,7 +58,9 @@ def run_detail(request, run_id: str):
     report = services.latest_validation(run)
     # Counted by the database: the page reads a row per group, however many findings the report holds.
     groups = report_groups(report.pk) if report else []
-    context |= {"report": report, "finding_groups": _linked(run, groups), "member_roles": Role.values}
+    context |= {"report": report, "finding_groups": _linked(run, groups), "member_roles": Role.values,
+                # Its fields alone: through `run.imported_manifest` a run without one paid a query and an exception.
+                "imported_manifest": ImportedManifest.objects.filter(run=run).values_list("fields", flat=True).first()}
     return render(request, "records/run_detail.html", context)
 
 
