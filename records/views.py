@@ -12,9 +12,7 @@ from reviews.access import run_for
 from reviews.polling import poll, run_is_pending
 from reviews.models import Run
 
-from . import member_page, services
-from .finding_counts import report_groups
-from .finding_groups import FindingGroup, with_links
+from . import member_page, run_page, services
 from .models import ImportedManifest, MemberReport, MemberVersion, Role
 from .serializers import full_counts
 from .templatetags.quotations import page_quotations
@@ -55,19 +53,12 @@ def run_detail(request, run_id: str):
                            cap=5.0 if context["polling"] else 30.0)
     if request.htmx:
         return render(request, "records/run_detail.html#pipeline", context)
-    report = services.latest_validation(run)
-    # Counted by the database: the page reads a row per group, however many findings the report holds.
-    groups = report_groups(report.pk) if report else []
-    context |= {"report": report, "finding_groups": _linked(run, groups), "member_roles": Role.values,
+    validation = run_page.kept_validation(run)
+    context |= {"report": validation.report, "finding_groups": validation.finding_groups,
+                "quotation_summary": validation.quotations, "member_roles": Role.values,
                 # Its fields alone: through `run.imported_manifest` a run without one paid a query and an exception.
                 "imported_manifest": ImportedManifest.objects.filter(run=run).values_list("fields", flat=True).first()}
     return render(request, "records/run_detail.html", context)
-
-
-def _linked(run: Run, groups: list[FindingGroup]) -> list[FindingGroup]:
-    """The groups' locations linked to their lines, each member's page reversed once."""
-    named = {member for group in groups for member in group.members if member in Role.values}
-    return with_links(groups, {member: reverse("member-detail", args=[run.run_id, member]) for member in named})
 
 
 FINDINGS_SHOWN = 200
