@@ -61,8 +61,12 @@ class Location:
     member: str
     line: int
     record_id: str
-    # The member page at this line, "" when there is none to link to (`with_links`); not part of the location.
-    href: str = field(default="", compare=False)
+
+
+# How the run page shows a location (`shown_with_links`): the link to its line of its member's page ("" for
+# none), where it is in words ("memory line 12", "run"), and its record ID. A tuple, so that the template
+# unpacks it in its loop instead of looking each attribute up.
+Shown = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,9 @@ class FindingGroup:
     # (ID, how often) most named first, the first IDS_SHOWN: thirty findings may be one missing record
     record_ids: tuple[tuple[str, int], ...] = ()
     record_id_count: int = 0  # how many distinct IDs the group names
+    # `first` and `rest` as the page shows them (`shown_with_links`): how they are shown, not what they are.
+    first_shown: tuple[Shown, ...] = field(default=(), compare=False)
+    rest_shown: tuple[Shown, ...] = field(default=(), compare=False)
 
     @property
     def rest_more(self) -> int:
@@ -122,13 +129,15 @@ def group_findings(findings: Iterable[FindingLike]) -> list[FindingGroup]:
     return ordered(groups)
 
 
-def with_links(groups: Iterable[FindingGroup], pages: Mapping[str, str]) -> list[FindingGroup]:
-    """`groups` with each location that has a line and a member in `pages` (member → its page's URL) linked
-    to that line of the page (`?line=N#LN`: the page of records that holds it)."""
-    def linked(locations: tuple[Location, ...]) -> tuple[Location, ...]:
-        return tuple(replace(loc, href=f"{pages[loc.member]}?line={loc.line}#L{loc.line}")
-                     if loc.line and loc.member in pages else loc for loc in locations)
-    return [replace(g, first=linked(g.first), rest=linked(g.rest)) for g in groups]
+def shown_with_links(groups: Iterable[FindingGroup], pages: Mapping[str, str]) -> list[FindingGroup]:
+    """`groups` with their locations as the run page shows them, each that has a line and a member in
+    `pages` (member → its page's URL) linked to that line of the page (`?line=N#LN`: the page of records
+    that holds it)."""
+    def shown(loc: Location) -> Shown:
+        where = f"{loc.member or 'run'} line {loc.line}" if loc.line else loc.member or "run"
+        link = f"{pages[loc.member]}?line={loc.line}#L{loc.line}" if loc.line and loc.member in pages else ""
+        return link, where, loc.record_id
+    return [replace(g, first_shown=tuple(map(shown, g.first)), rest_shown=tuple(map(shown, g.rest))) for g in groups]
 
 
 def blocking_reasons(findings: Iterable[FindingLike], *, roles: Iterable[str], limit: int = 3) -> list[str]:

@@ -19,7 +19,7 @@ from reviews.models import Run
 
 from . import services
 from .finding_counts import report_groups
-from .finding_groups import FindingGroup, with_links
+from .finding_groups import FindingGroup, shown_with_links
 from .models import Role, ValidationReport
 from .templatetags.quotations import quotation_summary
 
@@ -29,7 +29,7 @@ KEPT_RUNS = 32
 @dataclass(frozen=True)
 class RunValidation:
     report: ValidationReport | None
-    finding_groups: list[FindingGroup]  # their locations linked to the members' pages
+    finding_groups: list[FindingGroup]  # their locations as shown, linked to the members' pages
     quotations: dict  # `quotation_summary`'s: the snapshot, the totals and their marks
 
 
@@ -58,4 +58,4 @@ def read_validation(run: Run) -> RunValidation:
     groups = report_groups(report.pk) if report else []
     named = {member for group in groups for member in group.members if member in Role.values}
     pages = {member: reverse("member-detail", args=[run.run_id, member]) for member in named}
-    return RunValidation(report=report, finding_groups=with_links(groups, pages), quotations=quotation_summary(run))
+    return RunValidation(report=report, finding_groups=shown_with_links(groups, pages), quotations=quotation_summary(run))

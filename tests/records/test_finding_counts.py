@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from records.finding_counts import report_groups
-from records.finding_groups import FIRST_LOCATIONS, IDS_SHOWN, REST_SHOWN, Location, group_findings, with_links
+from records.finding_groups import FIRST_LOCATIONS, IDS_SHOWN, REST_SHOWN, group_findings, shown_with_links
 from records.models import Finding, ValidationReport
 from records.validation import Finding as ValidatorFinding
 
@@ -71,11 +71,13 @@ def test_a_report_without_findings_has_no_groups(run_factory):
 
 def test_it_links_a_location_with_a_line_to_that_line_of_its_member_page():
     (group,) = group_findings([
-        ValidatorFinding("c", "error", member, "", line, "m") for member, line in (("memory", 7), ("memory", 0), ("", 3), ("notes.md", 4))])
-    (linked,) = with_links([group], {"memory": "/runs/R/members/memory/"})
-    assert [loc.href for loc in linked.first + linked.rest] == ["", "", "/runs/R/members/memory/?line=7#L7", ""]
-    assert linked == group  # a link is how a location is shown, not another location
-    assert Location("memory", 7, "") == Location("memory", 7, "", href="/elsewhere")
+        ValidatorFinding("c", "error", member, "RT-1" if line == 7 else "", line, "m") for member, line in (
+            ("memory", 7), ("memory", 0), ("", 3), ("", 0), ("notes.md", 4))])
+    (shown,) = shown_with_links([group], {"memory": "/runs/R/members/memory/"})
+    assert shown.first_shown + shown.rest_shown == (
+        ("", "run", ""), ("", "run line 3", ""), ("", "memory", ""),
+        ("/runs/R/members/memory/?line=7#L7", "memory line 7", "RT-1"), ("", "notes.md line 4", ""))
+    assert shown == group  # how a group is shown, not another group
 
 
 @pytest.mark.django_db
