@@ -10,6 +10,7 @@ pipeline rows are not kept: a version's move from received to parsing writes no 
 """
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -34,21 +35,24 @@ class RunValidation:
 
 
 _KEPT: OrderedDict[int, tuple[tuple[int, str], RunValidation]] = OrderedDict()
+_KEEPING = threading.Lock()  # the bookkeeping only (a threaded server's requests share the store)
 
 
 def kept_validation(run: Run) -> RunValidation:
     """`read_validation(run)`, kept for the run's chain head as `run` was read (the KEPT_RUNS runs last
     asked for)."""
     head = (run.audit_head_seq, run.audit_head_hash)
-    kept = _KEPT.get(run.pk)
-    if kept is not None and kept[0] == head:
-        _KEPT.move_to_end(run.pk)
-        return kept[1]
+    with _KEEPING:
+        kept = _KEPT.get(run.pk)
+        if kept is not None and kept[0] == head:
+            _KEPT.move_to_end(run.pk)
+            return kept[1]
     value = read_validation(run)
-    _KEPT[run.pk] = (head, value)
-    _KEPT.move_to_end(run.pk)
-    while len(_KEPT) > KEPT_RUNS:
-        _KEPT.popitem(last=False)
+    with _KEEPING:
+        _KEPT[run.pk] = (head, value)
+        _KEPT.move_to_end(run.pk)
+        while len(_KEPT) > KEPT_RUNS:
+            _KEPT.popitem(last=False)
     return value
 
 
@@ -58,4 +62,5 @@ def read_validation(run: Run) -> RunValidation:
     groups = report_groups(report.pk) if report else []
     named = {member for group in groups for member in group.members if member in Role.values}
     pages = {member: reverse("member-detail", args=[run.run_id, member]) for member in named}
-    return RunValidation(report=report, finding_groups=shown_with_links(groups, pages), quotations=quotation_summary(run))
+    return RunValidation(report=report, finding_groups=shown_with_links(groups, pages),
+                         quotations=quotation_summary(run))
