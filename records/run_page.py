@@ -56,6 +56,13 @@ def kept_validation(run: Run) -> RunValidation:
     return value
 
 
+def forget_kept() -> None:
+    """Drop everything kept, as a moved chain head would: for a test that writes behind the services' back
+    (no event), or a bench measuring a first read (as `reconcile.blockers.forget_kept`)."""
+    with _KEEPING:
+        _KEPT.clear()
+
+
 def read_validation(run: Run) -> RunValidation:
     report = services.latest_validation(run)
     # Counted by the database: a row per group, however many findings the report holds.

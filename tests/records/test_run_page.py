@@ -239,7 +239,7 @@ def test_the_kept_run_page_is_the_page_read_afresh(browser, run_factory, django_
     ingest(run, "workflow", seed_bytes("001"), django_capture_on_commit_callbacks)
     browser.get(f"/runs/{run.run_id}/")
     kept = browser.get(f"/runs/{run.run_id}/").content.decode()
-    run_page._KEPT.clear()
+    run_page.forget_kept()
     fresh = browser.get(f"/runs/{run.run_id}/").content.decode()
 
     def without_token(html):
