@@ -6,17 +6,25 @@ Pure: any objects with `code`, `severity`, `member`, `record_id`, `line` and
 broken identity, manifest or declaration comes before the references it
 breaks (a missing register row before the thirty references to it), then
 errors before warnings, then the larger group.
+
+A group holds what the run page shows of it, not every finding: its first
+FIRST_LOCATIONS + REST_SHOWN locations and its IDS_SHOWN most-named IDs, so that
+`records.finding_counts` can read the same groups counted by the database.
+Locations and IDs are ordered by code point (`str` order; the database's
+`COLLATE "C"`), ties in the order the findings came.
 """
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 FIRST_LOCATIONS = 3
 # The run page names this many further locations of a group; the members' pages list the rest.
 REST_SHOWN = 20
+# The most-named IDs a group names (and how many distinct IDs it has).
+IDS_SHOWN = 8
 
 # Each tier's findings are causes of the later tiers' findings, never the other way round.
 TIERS = (
@@ -55,30 +63,53 @@ class Location:
     record_id: str
 
 
+# How the run page shows a location (`shown_with_links`): the link to its line of its member's page ("" for
+# none), where it is in words ("memory line 12", "run"), and its record ID. A tuple, so that the template
+# unpacks it in its loop instead of looking each attribute up.
+Shown = tuple[str, str, str]
+
+
 @dataclass(frozen=True)
 class FindingGroup:
     code: str
     severity: str
     count: int
-    members: tuple[str, ...]
+    members: tuple[str, ...]  # every member named, in code point order
     first: tuple[Location, ...]  # the first FIRST_LOCATIONS, in member and line order
-    rest: tuple[Location, ...]
+    rest: tuple[Location, ...]  # the REST_SHOWN after them
     message: str  # the first finding's message, what to do
     root_cause: bool  # tier 0 or 1: fixing it may clear later groups
-    record_ids: tuple[tuple[str, int], ...] = ()  # (ID, how often) most named first: thirty findings may be one missing record
-
-    @property
-    def rest_shown(self) -> tuple[Location, ...]:
-        return self.rest[:REST_SHOWN]
+    # (ID, how often) most named first, the first IDS_SHOWN: thirty findings may be one missing record
+    record_ids: tuple[tuple[str, int], ...] = ()
+    record_id_count: int = 0  # how many distinct IDs the group names
+    # `first` and `rest` as the page shows them (`shown_with_links`): how they are shown, not what they are.
+    first_shown: tuple[Shown, ...] = field(default=(), compare=False)
+    rest_shown: tuple[Shown, ...] = field(default=(), compare=False)
 
     @property
     def rest_more(self) -> int:
         """How many locations the run page leaves to the members' pages."""
-        return max(len(self.rest) - REST_SHOWN, 0)
+        return max(self.count - FIRST_LOCATIONS - REST_SHOWN, 0)
 
 
 def tier_of(code: str) -> int:
     return next((i for i, codes in enumerate(TIERS) if code in codes), _DEFAULT_TIER)
+
+
+def make_group(*, code: str, severity: str, count: int, members: Iterable[str], shown: Iterable[Location],
+               message: str, record_ids: Iterable[tuple[str, int]], record_id_count: int) -> FindingGroup:
+    """A group from what is shown of it: `shown` its first FIRST_LOCATIONS + REST_SHOWN locations in order,
+    `record_ids` its first IDS_SHOWN (ID, how often)."""
+    shown = tuple(shown)
+    return FindingGroup(code=code, severity=severity, count=count, members=tuple(members),
+                        first=shown[:FIRST_LOCATIONS], rest=shown[FIRST_LOCATIONS:FIRST_LOCATIONS + REST_SHOWN],
+                        message=message, root_cause=tier_of(code) < _DEFAULT_TIER,
+                        record_ids=tuple(record_ids)[:IDS_SHOWN], record_id_count=record_id_count)
+
+
+def ordered(groups: Iterable[FindingGroup]) -> list[FindingGroup]:
+    """Root causes first, then errors before warnings, then the larger group."""
+    return sorted(groups, key=lambda g: (tier_of(g.code), g.severity != "error", -g.count, g.code, g.severity))
 
 
 def group_findings(findings: Iterable[FindingLike]) -> list[FindingGroup]:
@@ -88,17 +119,25 @@ def group_findings(findings: Iterable[FindingLike]) -> list[FindingGroup]:
     groups = []
     for (code, severity), items in grouped.items():
         items.sort(key=lambda f: (f.member, f.line, f.record_id))
-        locations = tuple(Location(f.member, f.line, f.record_id) for f in items)
         named = Counter(f.record_id for f in items if f.record_id)
-        groups.append(FindingGroup(
-            code=code, severity=severity, count=len(items),
-            members=tuple(dict.fromkeys(f.member for f in items)),
-            first=locations[:FIRST_LOCATIONS], rest=locations[FIRST_LOCATIONS:],
-            message=items[0].message, root_cause=tier_of(code) < _DEFAULT_TIER,
-            record_ids=tuple(sorted(named.items(), key=lambda item: (-item[1], item[0]))),
+        groups.append(make_group(
+            code=code, severity=severity, count=len(items), members=dict.fromkeys(f.member for f in items),
+            shown=(Location(f.member, f.line, f.record_id) for f in items[:FIRST_LOCATIONS + REST_SHOWN]),
+            message=items[0].message, record_ids=sorted(named.items(), key=lambda item: (-item[1], item[0])),
+            record_id_count=len(named),
         ))
-    groups.sort(key=lambda g: (tier_of(g.code), g.severity != "error", -g.count, g.code))
-    return groups
+    return ordered(groups)
+
+
+def shown_with_links(groups: Iterable[FindingGroup], pages: Mapping[str, str]) -> list[FindingGroup]:
+    """`groups` with their locations as the run page shows them, each that has a line and a member in
+    `pages` (member → its page's URL) linked to that line of the page (`?line=N#LN`: the page of records
+    that holds it)."""
+    def shown(loc: Location) -> Shown:
+        where = f"{loc.member or 'run'} line {loc.line}" if loc.line else loc.member or "run"
+        link = f"{pages[loc.member]}?line={loc.line}#L{loc.line}" if loc.line and loc.member in pages else ""
+        return link, where, loc.record_id
+    return [replace(g, first_shown=tuple(map(shown, g.first)), rest_shown=tuple(map(shown, g.rest))) for g in groups]
 
 
 def blocking_reasons(findings: Iterable[FindingLike], *, roles: Iterable[str], limit: int = 3) -> list[str]:

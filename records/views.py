@@ -12,9 +12,8 @@ from reviews.access import run_for
 from reviews.polling import poll, run_is_pending
 from reviews.models import Run
 
-from . import member_page, services
-from .finding_groups import group_findings
-from .models import MemberReport, MemberVersion, Role
+from . import member_page, run_page, services
+from .models import ImportedManifest, MemberReport, MemberVersion, Role
 from .serializers import full_counts
 from .templatetags.quotations import page_quotations
 
@@ -54,11 +53,11 @@ def run_detail(request, run_id: str):
                            cap=5.0 if context["polling"] else 30.0)
     if request.htmx:
         return render(request, "records/run_detail.html#pipeline", context)
-    report = services.latest_validation(run)
-    # Plain rows, not model instances: grouping reads six fields of every finding (group_findings is pure).
-    findings = (report.findings.values_list("code", "severity", "member", "record_id", "line", "message", named=True)
-                if report else [])
-    context |= {"report": report, "finding_groups": group_findings(findings), "member_roles": Role.values}
+    validation = run_page.kept_validation(run)
+    context |= {"report": validation.report, "finding_groups": validation.finding_groups,
+                "quotation_summary": validation.quotations, "member_roles": Role.values,
+                # Its fields alone: through `run.imported_manifest` a run without one paid a query and an exception.
+                "imported_manifest": ImportedManifest.objects.filter(run=run).values_list("fields", flat=True).first()}
     return render(request, "records/run_detail.html", context)
 
 

@@ -126,11 +126,11 @@ def test_the_run_page_names_twenty_further_locations_and_sends_the_rest_to_the_m
 
     from django.template.loader import render_to_string
 
-    from records.finding_groups import FIRST_LOCATIONS, REST_SHOWN
+    from records.finding_groups import FIRST_LOCATIONS, REST_SHOWN, shown_with_links
 
     findings = [finding("unknown-source", member="memory", line=n, record_id=f"SRC-{n}") for n in range(1, 61)]
-    (group,) = group_findings(findings)
-    assert len(group.rest_shown) == REST_SHOWN
+    (group,) = shown_with_links(group_findings(findings), {"memory": "/runs/AAS-2026-01-01-x-01/members/memory/"})
+    assert len(group.rest) == REST_SHOWN
     assert group.rest_more == 60 - FIRST_LOCATIONS - REST_SHOWN
     html = render_to_string("records/_findings.html", {
         "finding_groups": [group], "member_roles": ["memory"], "run": SimpleNamespace(run_id="AAS-2026-01-01-x-01")})

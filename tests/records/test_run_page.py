@@ -174,3 +174,74 @@ def test_the_run_page_reads_its_findings_in_one_query_however_many_there_are(bro
     assert Finding.objects.filter(report__run=many).count() > Finding.objects.filter(report__run=few).count() + 20
     # Each finding's report was read back one query at a time (issue 23: 102 queries on the seed run's page).
     assert counts[0] == counts[1], counts
+
+
+@pytest.mark.django_db
+def test_the_run_page_reads_no_member_report_bytes_and_no_parse(browser, run_factory, django_capture_on_commit_callbacks):
+    run = run_factory()
+    ingest(run, "memory", seed_bytes("002"), django_capture_on_commit_callbacks)
+    ingest(run, "workflow", seed_bytes("001"), django_capture_on_commit_callbacks)
+    with CaptureQueriesContext(connection) as queries:
+        assert browser.get(f"/runs/{run.run_id}/").status_code == 200
+    wide = [q["sql"] for q in queries.captured_queries if re.search(r'"records_memberversion"\."(content|parsed)"', q["sql"])]
+    assert wide == []
+
+
+@pytest.mark.django_db
+def test_a_second_read_of_the_run_page_reads_no_finding_report_or_quotation_again(
+        browser, run_factory, django_capture_on_commit_callbacks):
+    """records.run_page keeps the validation the page shows per audit chain head: reading the page again,
+    nothing having changed, reads only what may change without an event (the members' pipeline)."""
+    run = run_factory()
+    ingest(run, "memory", seed_bytes("002"), django_capture_on_commit_callbacks)
+    first, again = [], []
+    for queries in (first, again):
+        with CaptureQueriesContext(connection) as captured:
+            html = browser.get(f"/runs/{run.run_id}/").content.decode()
+        queries += [q["sql"] for q in captured.captured_queries]
+    assert "46 errors" in html
+    kept_tables = ("records_finding", "records_validationreport", "records_quotationcheck", "records_sourcesnapshot")
+    assert [t for t in kept_tables if any(t in sql for sql in first)] == list(kept_tables)
+    assert [sql for sql in again if any(t in sql for t in kept_tables)] == []
+
+
+@pytest.mark.django_db
+def test_the_run_page_shows_a_new_validation_and_a_new_snapshot_at_once(
+        browser, agent, run_factory, django_capture_on_commit_callbacks):
+    """Kept per chain head, never past it: each change of the findings or the quotations writes an event."""
+    from tests.records.test_source_api import COMMIT, SOURCE, memory_report, post_member, post_source, quote, tar_gz
+
+    run = run_factory()
+    text = memory_report(quote("db.insert(row)\n    return row", f"`src/store.py` @ `{COMMIT}`"))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert post_member(agent, run, text).status_code == 201
+    before = browser.get(f"/runs/{run.run_id}/").content.decode()
+    assert "No source snapshot yet" in before and "0 of 1 quotation verified" in before
+    with django_capture_on_commit_callbacks(execute=True):
+        assert post_source(agent, run, tar_gz(SOURCE)).status_code == 201
+    after = browser.get(f"/runs/{run.run_id}/").content.decode()
+    assert "No source snapshot yet" not in after and "1 of 1 quotation verified" in after
+
+    ingest(run, "workflow", seed_bytes("001"), django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    report = services.latest_validation(run)
+    html = browser.get(f"/runs/{run.run_id}/").content.decode()
+    assert f"{report.errors} error{'s' if report.errors != 1 else ''}, {report.warnings} warning" in html
+    assert "workflow" in html.split('id="findings"')[1]
+
+
+@pytest.mark.django_db
+def test_the_kept_run_page_is_the_page_read_afresh(browser, run_factory, django_capture_on_commit_callbacks):
+    from records import run_page
+
+    run = run_factory()
+    ingest(run, "memory", seed_bytes("002"), django_capture_on_commit_callbacks)
+    ingest(run, "workflow", seed_bytes("001"), django_capture_on_commit_callbacks)
+    browser.get(f"/runs/{run.run_id}/")
+    kept = browser.get(f"/runs/{run.run_id}/").content.decode()
+    run_page.forget_kept()
+    fresh = browser.get(f"/runs/{run.run_id}/").content.decode()
+
+    def without_token(html):
+        return re.sub(r'"X-CSRFToken": "[^"]+"|name="csrfmiddlewaretoken" value="[^"]+"', "", html)
+    assert without_token(kept) == without_token(fresh)
