@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from . import services
+from . import services, wakes
 
 
 @shared_task(acks_late=True)
 def fan_out_events() -> int:
+    wakes.started()  # before the trail is read, so an event committed from now on queues the next fan-out
     return services.fan_out()
 
 
