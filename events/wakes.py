@@ -61,10 +61,10 @@ def wake() -> None:
     FAN_OUT.send()
 
 
-def started() -> None:
-    """The fan-out task, before it reads the trail: from now on a wake queues another fan-out."""
+def started(*, queue: str | None = None) -> None:
+    """The fan-out task taken from `queue`, before it reads the trail: from now on a wake queues another."""
     if settings.REDIS_URL:  # tasks run in process leave no mark, but a worker's may have been left
         try:
-            _redis().delete(mark_key())
+            _redis().delete(mark_key(queue))
         except RedisError as error:  # the mark expires on its own; meanwhile the sweep still queues fan-outs
             logger.warning("could not clear the fan-out's queued mark (%s)", error)
