@@ -20,7 +20,8 @@ class EventsConfig(AppConfig):
 
 
 def wake_fan_out(event_pk: int) -> None:
-    """After an event's commit: the fan-out reads the trail from its mark (the event is in there)."""
-    from .services.jobs import FAN_OUT
+    """After an event's commit: the fan-out reads the trail from its mark (the event is in there); one queued
+    fan-out serves every event committed before it starts (events/wakes.py)."""
+    from . import wakes
 
-    FAN_OUT.send()
+    wakes.wake()

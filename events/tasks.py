@@ -3,11 +3,14 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from . import services
+from . import services, wakes
 
 
-@shared_task(acks_late=True)
-def fan_out_events() -> int:
+@shared_task(bind=True, acks_late=True)
+def fan_out_events(self) -> int:
+    # Before the trail is read, so an event committed from now on queues the next fan-out; the mark of the
+    # queue this message came from (the default queue's when it was not delivered by a broker).
+    wakes.started(queue=(self.request.delivery_info or {}).get("routing_key"))
     return services.fan_out()
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -180,9 +180,23 @@ def reply_to_correction(*, request: CorrectionRequest, text: str, actor: Actor) 
     return reply
 
 
+_OPEN_IDS = (f'SELECT "id" FROM "{CorrectionRequest._meta.db_table}" WHERE "run_id" = %s AND "member" = %s '
+             'AND "state" = %s ORDER BY "raised_at", "id"')
+
+
 def open_requests(run: Run, member: str) -> list[CorrectionRequest]:
-    """The requests a new version of `member` must answer, in the order it answers them."""
-    return list(CorrectionRequest.objects.filter(run=run, member=member, state=State.OPEN).order_by("raised_at", "id"))
+    """The requests a new version of `member` must answer, in the order it answers them.
+
+    Every upload asks (under the run's lock), and almost every upload finds none: their ids by a plain
+    statement, the rows only when there are some. Compiling the ORM query cost an upload ten times
+    running it (0.9 against 0.09 ms of CPU; DESIGN §11 "uploads")."""
+    with connection.cursor() as cursor:
+        cursor.execute(_OPEN_IDS, [run.pk, member, State.OPEN.value])
+        ids = [pk for (pk,) in cursor.fetchall()]
+    if not ids:
+        return []
+    found = CorrectionRequest.objects.in_bulk(ids)
+    return [found[pk] for pk in ids]
 
 
 def pending_counts(run_ids) -> dict[int, dict[str, int]]:
