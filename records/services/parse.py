@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import namedtuple
 import logging
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,6 +25,7 @@ from ..member_page import count_kinds
 from ..models import IntegrationIssue, MemberReport, MemberVersion, Record, ValidationRequest
 from ..parsing import parse_report_strict
 from .current import version_label
+from .rows import insert_rows
 from .validate import request_validation, validate_locked
 
 logger = logging.getLogger(__name__)
@@ -64,29 +66,32 @@ def _parsed_json(report: ParsedReport) -> dict:
     })
 
 
-def _rows(run: Run, version: MemberVersion, report: ParsedReport) -> tuple[list[Record], list[IntegrationIssue]]:
+RECORD_FIELDS = ("run_id", "member_version_id", "ordinal", "record_type", "record_id", "kind", "prefix", "label",
+                 "text", "body", "fields", "references", "line_start", "line_end", "form", "content_sha256")
+ISSUE_FIELDS = ("run_id", "member_version_id", "index", "text", "references", "line", "content_sha256")
+# A Record row with its values named: count_kinds reads record_type, kind and ordinal of each.
+RecordRow = namedtuple("RecordRow", RECORD_FIELDS)
+
+
+def _rows(run: Run, version: MemberVersion, report: ParsedReport) -> tuple[list[RecordRow], list[tuple]]:
+    """The parse's Record rows (values of RECORD_FIELDS) and IntegrationIssue rows (ISSUE_FIELDS)."""
     records = []
     for decl in report.declarations:
-        records.append(Record(
-            run=run, member_version=version, ordinal=len(records) + 1, record_type=Record.Type.DECLARATION,
-            record_id=decl.record_id, kind=decl.kind, prefix=decl.prefix, label=decl.label, text=decl.text,
-            body=decl.body, fields=_fields_json(decl.fields), references=_unique(r.record_id for r in decl.references),
-            line_start=decl.line_start, line_end=decl.line_end, form=decl.form,
-            content_sha256=archives.sha256_hex(decl.text.encode("utf-8")),
+        records.append(RecordRow(
+            run.pk, version.pk, len(records) + 1, Record.Type.DECLARATION.value, decl.record_id, decl.kind, decl.prefix,
+            decl.label, decl.text, decl.body, _fields_json(decl.fields), _unique(r.record_id for r in decl.references),
+            decl.line_start, decl.line_end, decl.form, archives.sha256_hex(decl.text.encode("utf-8")),
         ))
     for note in report.annotations:
         kind, prefix = _kind_and_prefix(note.target)
-        records.append(Record(
-            run=run, member_version=version, ordinal=len(records) + 1, record_type=Record.Type.ANNOTATION,
-            record_id=note.target, kind=kind, prefix=prefix, label=note.label, text=note.text, body=note.body,
-            fields=_fields_json(note.fields), references=_unique(r.record_id for r in note.references),
-            line_start=note.line_start, line_end=note.line_end, form="annotation",
-            content_sha256=archives.sha256_hex(note.text.encode("utf-8")),
+        records.append(RecordRow(
+            run.pk, version.pk, len(records) + 1, Record.Type.ANNOTATION.value, note.target, kind, prefix, note.label,
+            note.text, note.body, _fields_json(note.fields), _unique(r.record_id for r in note.references),
+            note.line_start, note.line_end, "annotation", archives.sha256_hex(note.text.encode("utf-8")),
         ))
     issues = [
-        IntegrationIssue(run=run, member_version=version, index=issue.index, text=issue.text,
-                         references=list(issue.references), line=issue.line,
-                         content_sha256=archives.sha256_hex(issue.text.encode("utf-8")))
+        (run.pk, version.pk, issue.index, issue.text, list(issue.references), issue.line,
+         archives.sha256_hex(issue.text.encode("utf-8")))
         for issue in report.integration_issues
     ]
     return records, issues
@@ -201,8 +206,8 @@ def _commit_parse(*, version: MemberVersion, report: ParsedReport, now: datetime
             # are none to replace, which spares the delete's two reads of its dependents.
             Record.objects.filter(member_version=version).delete()
             IntegrationIssue.objects.filter(member_version=version).delete()
-        Record.objects.bulk_create(records)
-        IntegrationIssue.objects.bulk_create(issues)
+        insert_rows(Record, RECORD_FIELDS, records)
+        insert_rows(IntegrationIssue, ISSUE_FIELDS, issues)
         for field, value in outcome.items():
             setattr(version, field, value)
         record_event(run=run, actor=actor, action="member.parsed", object_type="member_version",
