@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections import namedtuple
 import logging
+from collections import namedtuple
 from datetime import datetime, timedelta
 from typing import Any
 

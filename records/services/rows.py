@@ -27,12 +27,12 @@ def insert_rows(model: type[models.Model], fields: Sequence[str], rows: Iterable
     json_at = [(i, f.encoder) for i, f in enumerate(targets) if isinstance(f, models.JSONField)]
     columns = ", ".join(connection.ops.quote_name(f.column) for f in targets)
     adapt = connection.ops.adapt_json_value
-    with connection.cursor() as cursor:
-        with cursor.copy(f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) FROM STDIN") as copy:
-            for row in rows:
-                if json_at:
-                    row = list(row)
-                    for i, encoder in json_at:
-                        if row[i] is not None:
-                            row[i] = adapt(row[i], encoder)
-                copy.write_row(row)
+    sql = f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) FROM STDIN"
+    with connection.cursor() as cursor, cursor.copy(sql) as copy:
+        for row in rows:
+            if json_at:
+                row = list(row)
+                for i, encoder in json_at:
+                    if row[i] is not None:
+                        row[i] = adapt(row[i], encoder)
+            copy.write_row(row)
