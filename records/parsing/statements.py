@@ -56,14 +56,16 @@ def mappings(doc: ReportLines) -> list[MappingStatement]:
 
 
 # What each line pattern needs, looked for first as plain substrings (the patterns try every position of
-# every line): `mappings` in any case holds "pp" once lower-cased (only `p` and `P` match a `p` ignoring
-# case), and a statement's left side an analyst's `RT-`, `MEM-` or `EPI-`.
+# every line): `mappings` in any case holds "mapp" once lower-cased (only `m`, `a`, `p` and their capitals
+# match those letters ignoring case, where `i` and `s` have look-alikes), and a statement a colon or a
+# leading bullet before an analyst's `RT-`, `MEM-` or `EPI-`.
 def may_label_mappings(line: str) -> bool:
-    return "pp" in line.lower()
+    return "mapp" in line.lower()
 
 
 def may_start_statement(line: str) -> bool:
-    return "RT-" in line or "MEM-" in line or "EPI-" in line
+    return ("RT-" in line or "MEM-" in line or "EPI-" in line) and (
+        ":" in line or line.lstrip(" \t")[:1] in ("-", "*", "+", "\u2022"))
 
 
 def amendments(doc: ReportLines) -> list[Amendment]:

@@ -14,7 +14,7 @@ LINES = [
     "Lead-in: RT-OBJ-y ⟶ OBJ-4 and MEM-OBJ-z → OBJ-5", "Also: EPI-CLM-c → CLM-4.", "The mApPings: RT-OBJ-q → OBJ-9;", "Appings: RT-OBJ-w → OBJ-8",
     "> some quoted code", "> --- `src/a.py` @ `0e12f0b3a65af1cf7b03f48561f20ddf4369bc3f`", "def f(): pass",
     "return x --- src/b.py:1-3 @ abc123", "--- docs/readme.md", "text with -- two dashes and --- three",
-    "a\tb\tc", "Component\tPath", "| a | b |", "| --- | --- |", "", "Shared records", "CMP-1 — Store. Reads OBJ-1.",
+    "a\tb\tc", "Component\tPath", "\t- RT-OBJ-b → OBJ-7", "  * MEM-OBJ-c → OBJ-2", "• EPI-OBJ-d → OBJ-1", "| a | b |", "| --- | --- |", "", "Shared records", "CMP-1 — Store. Reads OBJ-1.",
     "MEM-OBJ-store — Store", "Label: the store", "Amendment: RT-OBJ-store is MEM-OBJ-store.", "# Heading",
     "#### MEM-OBJ-store — Store", "Plain prose, nothing to find.", "RT-", "EPI-", "pp", "PP-1",
 ]
