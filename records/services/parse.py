@@ -24,6 +24,7 @@ from ..limits import overlong_id
 from ..member_page import count_kinds
 from ..models import IntegrationIssue, MemberReport, MemberVersion, Record, ValidationRequest
 from ..parsing import parse_report_strict
+from .collector import collector_paused
 from .current import version_label
 from .rows import insert_rows
 from .validate import request_validation, validate_locked
@@ -50,20 +51,32 @@ def json_safe(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _parsed_json(report: ParsedReport) -> dict:
-    def plain(items) -> list:
-        return [dataclasses.asdict(item) for item in items]
+def _field_values(item: Any) -> Any:
+    """json.dumps' `default` for the parse's items: a dataclass as the dict of its fields, as
+    dataclasses.asdict gives it (json reads the fields' own tuples and dataclasses in turn); anything
+    else as its str, as json_safe does. asdict copied every value of 10,000 items of a 2 MB report first."""
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        names = _FIELD_NAMES.get(type(item))
+        if names is None:
+            names = _FIELD_NAMES[type(item)] = [f.name for f in dataclasses.fields(item)]
+        return {name: getattr(item, name) for name in names}
+    return str(item)
 
-    return json_safe({
+
+_FIELD_NAMES: dict[type, list[str]] = {}
+
+
+def _parsed_json(report: ParsedReport) -> dict:
+    return json.loads(json.dumps({
         "title": report.title,
         "front_matter_error": report.front_matter_error,
-        "sections": plain(report.sections),
+        "sections": report.sections,
         "sources": [dataclasses.asdict(row) | {"revision": row.revision} for row in report.sources],
-        "mappings": plain(report.mappings),
-        "amendments": plain(report.amendments),
-        "quotations": plain(report.quotations),
-        "ranges": plain(report.ranges),
-    })
+        "mappings": report.mappings,
+        "amendments": report.amendments,
+        "quotations": report.quotations,
+        "ranges": report.ranges,
+    }, default=_field_values))
 
 
 RECORD_FIELDS = ("run_id", "member_version_id", "ordinal", "record_type", "record_id", "kind", "prefix", "label",
@@ -110,7 +123,8 @@ def parse_member_version(*, version_pk: int, actor: Actor, reclaim: datetime | N
     if version is None:
         return None
     try:
-        return _parse_claimed(version=version, now=now, actor=actor)
+        with collector_paused():  # the parse and the run's validation make no reference cycles
+            return _parse_claimed(version=version, now=now, actor=actor)
     except (OperationalError, InterfaceError) as error:
         error.claimed_at = now
         raise
