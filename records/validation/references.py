@@ -36,11 +36,11 @@ def _references_of(member: MemberInput) -> list[tuple[str, int]]:
     for annotation in report.annotations:
         refs.update((ref.record_id, ref.line) for ref in annotation.references)
         refs.add((annotation.target, annotation.line_start))
+    mentioned = {record_id for record_id, _ in refs}  # kept as refs grows, issue by issue
     for issue in report.integration_issues:
-        mentioned = {record_id for record_id, _ in refs}
-        for record_id in issue.references:
-            if record_id not in mentioned:
-                refs.add((record_id, issue.line))
+        added = [record_id for record_id in issue.references if record_id not in mentioned]
+        refs.update((record_id, issue.line) for record_id in added)
+        mentioned.update(added)
     declared_at = {(d.record_id, d.line_start) for d in report.declarations}
     return sorted(refs - declared_at)
 

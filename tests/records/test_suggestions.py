@@ -48,3 +48,34 @@ def test_lookalike_findings_are_those_of_reading_every_token(lines):
     finally:
         lookalikes._IMITATING_RE = skipping
     assert fast.findings == every.findings
+
+
+def references_asking_every_issue_afresh(member):
+    """`_references_of` as first written: the IDs already mentioned gathered again for every issue."""
+    report = member.report
+    refs = {(ref.record_id, ref.line) for ref in report.references}
+    for issue in report.integration_issues:
+        mentioned = {record_id for record_id, _ in refs}
+        for record_id in issue.references:
+            if record_id not in mentioned:
+                refs.add((record_id, issue.line))
+    declared_at = {(d.record_id, d.line_start) for d in report.declarations}
+    return sorted(refs - declared_at)
+
+
+IDS = st.sampled_from(["CMP-1", "OBJ-2", "RT-OBJ-a", "MEM-RTE-b", "SRC-1"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(IDS, st.integers(1, 6)), max_size=8),
+       st.lists(st.tuples(st.lists(IDS, max_size=4), st.integers(1, 6)), max_size=5))
+def test_an_issues_references_are_those_asking_every_issue_afresh(references, issues):
+    from records.document import IntegrationIssue, ParsedReport, Reference
+    from records.validation import MemberInput
+    from records.validation.references import _references_of
+
+    report = ParsedReport(text="", segments=(), references=tuple(Reference(r, line) for r, line in references),
+                          integration_issues=tuple(IntegrationIssue(i, "", line, tuple(refs))
+                                                   for i, (refs, line) in enumerate(issues, start=1)))
+    member = MemberInput("m.md", "memory", report)
+    assert _references_of(member) == references_asking_every_issue_afresh(member)
