@@ -121,7 +121,7 @@ def _check(*, run: Run, versions: Sequence[MemberVersion],
         rows += _rows(run, version, snapshot, results)
     existing = QuotationCheck.objects.filter(run=run)
     before = _signature(existing)
-    if before == _signature(rows):
+    if len(before) == len(rows) and before == _signature(rows):  # a signature has a tuple per row
         return quote_findings, None
     if before:  # a run's first validation has none to drop: one statement fewer per first upload
         existing.delete()
