@@ -180,9 +180,9 @@ def is_slug(s: str) -> bool:
     return parsed is not None and not parsed[2].isdigit()
 
 
-def find_ranges(text: str) -> list[IdMatch]:
-    """Every range notation in `text`, as written (never expanded)."""
-    return [IdMatch(m.group(0), m.start(), m.end()) for m in RANGE_RE.finditer(text)]
+def find_ranges(text: str, start: int = 0) -> list[IdMatch]:
+    """Every range notation in `text` (from `start` on), as written (never expanded)."""
+    return [IdMatch(m.group(0), m.start(), m.end()) for m in RANGE_RE.finditer(text, start)]
 
 
 def find_malformed(text: str) -> list[IdMatch]:
@@ -226,6 +226,14 @@ def find_ids(text: str, *, skip_ranges: bool = True) -> list[IdMatch]:
     ]
 
 
+# What `scan` looks for first, each a pattern led by a character class (which the regex engine skips to
+# directly, where the three patterns' lookbehinds are tried at every position): where an ID, a range or
+# an ID-shaped token can start (each begins with a word of capitals and a `-`: `RT-`, `CMP-`, `Cmp-`),
+# and the digit and `..` or dash and digit that every range holds.
+_CANDIDATE_RE = re.compile(r"[A-Z][A-Za-z]{1,7}-")
+_RANGE_HINT_RE = re.compile(r"\d(?:\.\.|[\-\u2013\u2014]\d)")
+
+
 def scan(text: str) -> tuple[list[IdMatch], list[IdMatch], list[IdMatch]]:
     """`(find_ids(text), find_ranges(text), find_malformed(text))`, each pattern run over `text` once.
 
@@ -235,11 +243,20 @@ def scan(text: str) -> tuple[list[IdMatch], list[IdMatch], list[IdMatch]]:
     """
     if "-" not in text:
         return [], [], []
-    ranges = find_ranges(text)
-    malformed = [IdMatch(m.group(0), m.start(), m.end()) for m in TOKEN_RE.finditer(text)
-                 if classify_token(m.group(0)) == MALFORMED
-                 and not any(r.start <= m.start() < r.end for r in ranges)]
-    matches = [IdMatch(m.group(0), m.start(), m.end()) for m in ID_IN_TEXT_RE.finditer(text)]
+    first = _CANDIDATE_RE.search(text)
+    if first is None:
+        return [], [], []
+    # No match of the three starts before `start` (their lookbehinds still see the text before it).
+    start = first.start()
+    ranges = find_ranges(text, start) if _RANGE_HINT_RE.search(text, start) else []
+    malformed, matches = [], []
+    for m in TOKEN_RE.finditer(text, start):
+        # An ID is token-shaped and starts where no token char precedes it, as a token does: so every ID
+        # starts a token (inside one a token char precedes it), and ends within it.
+        if (found := ID_IN_TEXT_RE.match(text, m.start())) is not None:
+            matches.append(IdMatch(found.group(0), found.start(), found.end()))
+        if classify_token(m.group(0)) == MALFORMED and not any(r.start <= m.start() < r.end for r in ranges):
+            malformed.append(IdMatch(m.group(0), m.start(), m.end()))
     if matches and malformed:
         matches = [m for m in matches if not any(b.start <= m.start < b.end for b in malformed)]
     if matches and ranges:

@@ -106,7 +106,7 @@ def mark_blocks(doc: ReportLines) -> None:
                 doc.kind[i] = "heading"
                 doc.heading_level[i] = len(hm.group(1))
                 doc.heading_title[i] = title
-            elif PIPE_ROW_RE.match(line) or TAB_ROW_RE.search(line):
+            elif PIPE_ROW_RE.match(line) or ("\t" in line and TAB_ROW_RE.search(line)):
                 doc.kind[i] = "table"
         i += 1
     doc.has_md_headings = any(k == "heading" for k in doc.kind)

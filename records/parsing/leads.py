@@ -227,7 +227,7 @@ def region_fields(doc: ReportLines, s: int, e: int):
             # the leading line declares; only inline status/route labels count
             yield from inline_fields(line, k + 1, start=0)
             continue
-        m = FIELD_RE.match(line)
+        m = FIELD_RE.match(line) if may_hold_field(line) else None
         if m and plausible_label(m.group("label")):
             label = m.group("label").strip()
             value = (m.group("value") or "").strip()
@@ -251,11 +251,19 @@ def inline_fields(line: str, line_no: int, *, start: int):
 
     A label at the very start of a line is an ordinary field, read elsewhere.
     """
+    if not may_hold_field(line):
+        return
     matches = [m for m in INLINE_FIELD_RE.finditer(line, start) if m.start() > 0]
     for pos, m in enumerate(matches):
         end = matches[pos + 1].start() if pos + 1 < len(matches) else len(line)
         value = line[m.end(): end].strip().rstrip(";").rstrip()
         yield Field(m.group("label").strip(), value, line_no, False)
+
+
+def may_hold_field(line: str) -> bool:
+    """Whether `line` has the colon every field label ends with (FIELD_RE, INLINE_FIELD_RE): found at once,
+    where the patterns try label after label."""
+    return ":" in line
 
 
 def lead_match(pattern: re.Pattern, text: str) -> re.Match | None:

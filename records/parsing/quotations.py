@@ -18,7 +18,7 @@ def find_anchors(doc: ReportLines) -> None:
             content = doc.lines[i]
         else:
             continue
-        m = ANCHOR_RE.search(content)
+        m = ANCHOR_RE.search(content) if may_anchor(content) else None
         if not m or not looks_like_path(m.group("path")):
             continue
         doc.anchors[i] = Anchor(
@@ -27,6 +27,12 @@ def find_anchors(doc: ReportLines) -> None:
             path=m.group("path"),
             commit=m.group("commit") or "",
         )
+
+
+def may_anchor(content: str) -> bool:
+    """Whether `content` holds the `---` every anchor has: a substring found at once, where ANCHOR_RE is
+    tried at every position."""
+    return "---" in content
 
 
 def mark_plain_quotations(doc: ReportLines, lead_lines: Collection[int]) -> None:

@@ -18,8 +18,9 @@ def mappings(doc: ReportLines) -> list[MappingStatement]:
             continue
         line = doc.lines[k]
         read: set[int] = set()  # where each statement's left side starts, read once
-        starts = [label.end() for label in MAPPINGS_LABEL_RE.finditer(line)]
-        starts += [m.end() for m in STATEMENT_START_RE.finditer(line)]
+        starts = [label.end() for label in MAPPINGS_LABEL_RE.finditer(line)] if may_label_mappings(line) else []
+        if may_start_statement(line):
+            starts += [m.end() for m in STATEMENT_START_RE.finditer(line)]
         for pos in starts:
             while (m := MAPPING_PAIR_RE.match(line, pos)) is not None:
                 pos = m.end()
@@ -52,6 +53,19 @@ def mappings(doc: ReportLines) -> list[MappingStatement]:
             ))
     result.sort(key=lambda m: m.line)
     return result
+
+
+# What each line pattern needs, looked for first as plain substrings (the patterns try every position of
+# every line): `mappings` in any case holds "mapp" once lower-cased (only `m`, `a`, `p` and their capitals
+# match those letters ignoring case, where `i` and `s` have look-alikes), and a statement a colon or a
+# leading bullet before an analyst's `RT-`, `MEM-` or `EPI-`.
+def may_label_mappings(line: str) -> bool:
+    return "mapp" in line.lower()
+
+
+def may_start_statement(line: str) -> bool:
+    return ("RT-" in line or "MEM-" in line or "EPI-" in line) and (
+        ":" in line or line.lstrip(" \t")[:1] in ("-", "*", "+", "\u2022"))
 
 
 def amendments(doc: ReportLines) -> list[Amendment]:

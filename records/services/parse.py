@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+from collections import namedtuple
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,7 +24,9 @@ from ..limits import overlong_id
 from ..member_page import count_kinds
 from ..models import IntegrationIssue, MemberReport, MemberVersion, Record, ValidationRequest
 from ..parsing import parse_report_strict
+from .collector import collector_paused
 from .current import version_label
+from .rows import insert_rows
 from .validate import request_validation, validate_locked
 
 logger = logging.getLogger(__name__)
@@ -48,45 +51,60 @@ def json_safe(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _parsed_json(report: ParsedReport) -> dict:
-    def plain(items) -> list:
-        return [dataclasses.asdict(item) for item in items]
+def _field_values(item: Any) -> Any:
+    """json.dumps' `default` for the parse's items: a dataclass as the dict of its fields, as
+    dataclasses.asdict gives it (json reads the fields' own tuples and dataclasses in turn); anything
+    else as its str, as json_safe does. asdict copied every value of 10,000 items of a 2 MB report first."""
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        names = _FIELD_NAMES.get(type(item))
+        if names is None:
+            names = _FIELD_NAMES[type(item)] = [f.name for f in dataclasses.fields(item)]
+        return {name: getattr(item, name) for name in names}
+    return str(item)
 
-    return json_safe({
+
+_FIELD_NAMES: dict[type, list[str]] = {}
+
+
+def _parsed_json(report: ParsedReport) -> dict:
+    return json.loads(json.dumps({
         "title": report.title,
         "front_matter_error": report.front_matter_error,
-        "sections": plain(report.sections),
+        "sections": report.sections,
         "sources": [dataclasses.asdict(row) | {"revision": row.revision} for row in report.sources],
-        "mappings": plain(report.mappings),
-        "amendments": plain(report.amendments),
-        "quotations": plain(report.quotations),
-        "ranges": plain(report.ranges),
-    })
+        "mappings": report.mappings,
+        "amendments": report.amendments,
+        "quotations": report.quotations,
+        "ranges": report.ranges,
+    }, default=_field_values))
 
 
-def _rows(run: Run, version: MemberVersion, report: ParsedReport) -> tuple[list[Record], list[IntegrationIssue]]:
+RECORD_FIELDS = ("run_id", "member_version_id", "ordinal", "record_type", "record_id", "kind", "prefix", "label",
+                 "text", "body", "fields", "references", "line_start", "line_end", "form", "content_sha256")
+ISSUE_FIELDS = ("run_id", "member_version_id", "index", "text", "references", "line", "content_sha256")
+# A Record row with its values named: count_kinds reads record_type, kind and ordinal of each.
+RecordRow = namedtuple("RecordRow", RECORD_FIELDS)
+
+
+def _rows(run: Run, version: MemberVersion, report: ParsedReport) -> tuple[list[RecordRow], list[tuple]]:
+    """The parse's Record rows (values of RECORD_FIELDS) and IntegrationIssue rows (ISSUE_FIELDS)."""
     records = []
     for decl in report.declarations:
-        records.append(Record(
-            run=run, member_version=version, ordinal=len(records) + 1, record_type=Record.Type.DECLARATION,
-            record_id=decl.record_id, kind=decl.kind, prefix=decl.prefix, label=decl.label, text=decl.text,
-            body=decl.body, fields=_fields_json(decl.fields), references=_unique(r.record_id for r in decl.references),
-            line_start=decl.line_start, line_end=decl.line_end, form=decl.form,
-            content_sha256=archives.sha256_hex(decl.text.encode("utf-8")),
+        records.append(RecordRow(
+            run.pk, version.pk, len(records) + 1, Record.Type.DECLARATION.value, decl.record_id, decl.kind, decl.prefix,
+            decl.label, decl.text, decl.body, _fields_json(decl.fields), _unique(r.record_id for r in decl.references),
+            decl.line_start, decl.line_end, decl.form, archives.sha256_hex(decl.text.encode("utf-8")),
         ))
     for note in report.annotations:
         kind, prefix = _kind_and_prefix(note.target)
-        records.append(Record(
-            run=run, member_version=version, ordinal=len(records) + 1, record_type=Record.Type.ANNOTATION,
-            record_id=note.target, kind=kind, prefix=prefix, label=note.label, text=note.text, body=note.body,
-            fields=_fields_json(note.fields), references=_unique(r.record_id for r in note.references),
-            line_start=note.line_start, line_end=note.line_end, form="annotation",
-            content_sha256=archives.sha256_hex(note.text.encode("utf-8")),
+        records.append(RecordRow(
+            run.pk, version.pk, len(records) + 1, Record.Type.ANNOTATION.value, note.target, kind, prefix, note.label,
+            note.text, note.body, _fields_json(note.fields), _unique(r.record_id for r in note.references),
+            note.line_start, note.line_end, "annotation", archives.sha256_hex(note.text.encode("utf-8")),
         ))
     issues = [
-        IntegrationIssue(run=run, member_version=version, index=issue.index, text=issue.text,
-                         references=list(issue.references), line=issue.line,
-                         content_sha256=archives.sha256_hex(issue.text.encode("utf-8")))
+        (run.pk, version.pk, issue.index, issue.text, list(issue.references), issue.line,
+         archives.sha256_hex(issue.text.encode("utf-8")))
         for issue in report.integration_issues
     ]
     return records, issues
@@ -105,7 +123,8 @@ def parse_member_version(*, version_pk: int, actor: Actor, reclaim: datetime | N
     if version is None:
         return None
     try:
-        return _parse_claimed(version=version, now=now, actor=actor)
+        with collector_paused():  # the parse and the run's validation make no reference cycles
+            return _parse_claimed(version=version, now=now, actor=actor)
     except (OperationalError, InterfaceError) as error:
         error.claimed_at = now
         raise
@@ -201,8 +220,8 @@ def _commit_parse(*, version: MemberVersion, report: ParsedReport, now: datetime
             # are none to replace, which spares the delete's two reads of its dependents.
             Record.objects.filter(member_version=version).delete()
             IntegrationIssue.objects.filter(member_version=version).delete()
-        Record.objects.bulk_create(records)
-        IntegrationIssue.objects.bulk_create(issues)
+        insert_rows(Record, RECORD_FIELDS, records)
+        insert_rows(IntegrationIssue, ISSUE_FIELDS, issues)
         for field, value in outcome.items():
             setattr(version, field, value)
         record_event(run=run, actor=actor, action="member.parsed", object_type="member_version",

@@ -11,6 +11,7 @@ the run's validation findings, so errors block approval.
 from __future__ import annotations
 
 import logging
+from collections import namedtuple
 from collections.abc import Sequence
 
 from django.db import transaction
@@ -21,6 +22,7 @@ from .. import quotes
 from ..models import MemberVersion, QuotationCheck, SourceSnapshot
 from ..validation import Finding, MemberInput, current_form
 from .current import current_versions
+from .rows import insert_rows
 
 logger = logging.getLogger(__name__)
 
@@ -41,14 +43,19 @@ def _snapshot_files(snapshot: SourceSnapshot, cited: set[str]) -> quotes.Snapsho
     return quotes.SnapshotFiles(loaded, paths)
 
 
+CHECK_FIELDS = ("run_id", "member_version_id", "snapshot_id", "ordinal", "kind", "line", "text", "path", "lines", "commit",
+                "status", "message", "source_lines", "candidates")
+# A QuotationCheck row with its values named as the model's attributes (`_signature` reads either).
+CheckRow = namedtuple("CheckRow", CHECK_FIELDS)
+
+
 def _rows(run: Run, version: MemberVersion, snapshot: SourceSnapshot | None,
-          results: Sequence[quotes.CheckResult]) -> list[QuotationCheck]:
+          results: Sequence[quotes.CheckResult]) -> list[CheckRow]:
+    snapshot_pk = snapshot.pk if snapshot is not None else None
     return [
-        QuotationCheck(
-            run=run, member_version=version, snapshot=snapshot, ordinal=ordinal, kind=r.citation.kind,
-            line=max(r.citation.line, 0), text=r.citation.text, path=r.citation.path[:1024],
-            lines=r.citation.lines[:60], commit=r.citation.commit[:64], status=r.status, message=r.message,
-            source_lines=[list(line) for line in r.source_lines], candidates=list(r.candidates))
+        CheckRow(run.pk, version.pk, snapshot_pk, ordinal, r.citation.kind, max(r.citation.line, 0), r.citation.text,
+                 r.citation.path[:1024], r.citation.lines[:60], r.citation.commit[:64], r.status, r.message,
+                 [list(line) for line in r.source_lines], list(r.candidates))
         for ordinal, r in enumerate(results, start=1)
     ]
 
@@ -109,16 +116,16 @@ def recheck_quotations(*, run: Run, inputs: Sequence[MemberInput], found: Sequen
 def _check(*, run: Run, versions: Sequence[MemberVersion],
            inputs: Sequence[MemberInput]) -> tuple[list[Finding], dict | None]:
     snapshot, per_member, quote_findings = _results(run, inputs)
-    rows: list[QuotationCheck] = []
+    rows: list[CheckRow] = []
     for version, results in zip(versions, per_member):
         rows += _rows(run, version, snapshot, results)
     existing = QuotationCheck.objects.filter(run=run)
     before = _signature(existing)
-    if before == _signature(rows):
+    if len(before) == len(rows) and before == _signature(rows):  # a signature has a tuple per row
         return quote_findings, None
     if before:  # a run's first validation has none to drop: one statement fewer per first upload
         existing.delete()
-    QuotationCheck.objects.bulk_create(rows, batch_size=500)
+    insert_rows(QuotationCheck, CHECK_FIELDS, rows)
     change = {"snapshot_sha256": snapshot.archive_sha256 if snapshot else None,
               "quotations": quotes.totals([r.status for r in rows if r.kind == QuotationCheck.Kind.QUOTATION]),
               "anchors": quotes.totals([r.status for r in rows if r.kind == QuotationCheck.Kind.ANCHOR])}

@@ -16,6 +16,7 @@ from ..validation import MemberInput, RunFacts, validate_set
 from .current import current_versions, run_manifest
 from .jobs import RUN_VALIDATED, VALIDATE
 from .quotations import check_quotations
+from .rows import insert_rows
 
 logger = logging.getLogger(__name__)
 
@@ -137,15 +138,18 @@ def _store_findings(run: Run, versions, digest: str, found) -> ValidationReport:
     """The report on this manifest with exactly these findings (a rerun replaces them)."""
     errors = sum(1 for f in found if f.severity == Finding.Severity.ERROR)
     report, created = _report_on(run, digest, errors=errors, warnings=len(found) - errors)
-    by_role = {v.member.role: v for v in versions}
+    by_role = {v.member.role: v.pk for v in versions}
     if not created:
         report.findings.all().delete()
-    Finding.objects.bulk_create([
-        Finding(report=report, member_version=by_role.get(f.member), member=f.member[:40], code=f.code[:80],
-                severity=f.severity, record_id=f.record_id[:120], line=max(f.line, 0), message=f.message)
+    insert_rows(Finding, FINDING_FIELDS, [
+        (report.pk, by_role.get(f.member), f.member[:40], f.code[:80], f.severity, f.record_id[:120], max(f.line, 0),
+         f.message)
         for f in found
     ])
     return report
+
+
+FINDING_FIELDS = ("report_id", "member_version_id", "member", "code", "severity", "record_id", "line", "message")
 
 
 def _report_on(run: Run, digest: str, *, errors: int, warnings: int) -> tuple[ValidationReport, bool]:

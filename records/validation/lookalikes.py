@@ -53,11 +53,20 @@ def imitated_id(token: str) -> str:
     return skeleton if ids.is_record_id(skeleton) or ids.is_source_id(skeleton) else ""
 
 
+# A non-ASCII letter or digit, or a control: what a candidate needs to imitate an ID (`imitated_id` reads
+# a plain ASCII token as none). Prose with only dashes and quotation marks beyond ASCII has no such token.
+_IMITATING_RE = re.compile(rf"[^\W\x00-\x7f]|[{_CONTROL_CLASS}]")
+
+
 def check_lookalikes(out: _Collector, report: ParsedReport) -> None:
     for number, line in _prose_lines(report):
         if line.isascii():
             continue
         in_ids: set[int] = set()
+        if _IMITATING_RE.search(line) is None:  # no token here imitates an ID
+            if _HEADING_OR_LABEL_RE.match(line):
+                _warn_in_text(out, line, number, in_ids)
+            continue
         for m in _CANDIDATE_RE.finditer(line):
             token = m.group(0).strip("-")
             start = m.start() + m.group(0).index(token) if token else m.start()

@@ -20,3 +20,16 @@ def test_scan_reads_ids_ranges_and_malformed_tokens_of_one_line():
     assert [m.record_id for m in found] == ["RT-OBJ-store"]
     assert [r.record_id for r in ranges] == ["RTE-1..3"]
     assert [b.record_id for b in malformed] == ["MEM-OBJ-tag-to-note-map"]
+
+
+# Wider pieces: IDs glued to other tokens, ranges of every notation, slugs past three words, capitals
+# that start no ID, digits next to dashes and dots (what `scan`'s first searches skip to must not skip one).
+WIDE = PIECES + ["RT-RTE-1-RT-RTE-4", "CMP-1-configured", "MEM-OBJ-tag-to-note-map", "RTE-1..RTE-3", "RTE-1..3",
+                 "SRC-1\u20133", "RTE-1-3", "XRT-", "foo-", "Ab-", "ABCDE-", "OBJ", "RTE", "9", "-1", ".", "..3",
+                 "é", "\u2011", "a", "B", "Z9-", "EPI-CLM-a-b-c-d", "MEM-Xyz-1", "RT-SRC-2"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(WIDE), max_size=12).map("".join))
+def test_scan_agrees_with_the_three_finders_on_glued_and_ranged_text(text):
+    assert ids.scan(text) == (ids.find_ids(text), ids.find_ranges(text), ids.find_malformed(text))
