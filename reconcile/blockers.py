@@ -7,14 +7,13 @@ dispositions. A fixed number of queries, whatever the run's size.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from django.db.models import F
 from django.urls import reverse
 
 from records import archives
 from records.services import current_versions
 from records.models import Finding, IntegrationIssue, MemberVersion, Record, ValidationReport
+from reviews.kept import KeptByHead
 from reviews.models import Run
 
 from . import dispositions as d
@@ -181,33 +180,11 @@ def run_standing(run: Run, versions: list[MemberVersion] | None = None) -> d.Sta
     return d.standing(run_facts(run, versions))
 
 
-class _KeptByHead(OrderedDict):
-    """(run pk, what) → ((chain head seq, hash), value), the most recently asked last, at most `size`."""
-
-    def __init__(self, size: int):
-        super().__init__()
-        self.size = size
-
-    def get_for(self, run: Run, name: str):
-        """The value kept for `run`'s chain head as `run` was read, or None."""
-        kept = self.get((run.pk, name))
-        if kept is None or kept[0] != (run.audit_head_seq, run.audit_head_hash):
-            return None
-        self.move_to_end((run.pk, name))
-        return kept[1]
-
-    def keep(self, run: Run, name: str, value) -> None:
-        self[(run.pk, name)] = ((run.audit_head_seq, run.audit_head_hash), value)
-        self.move_to_end((run.pk, name))
-        while len(self) > self.size:
-            self.popitem(last=False)
-
-
 # A few runs' standings and counters (a standing of 50,000 records is large); the reconciliation page's
 # shared part of a few dozen views (one page of rows each); the runs list's progress of a few pages of runs.
-_KEPT = _KeptByHead(size=8)
-_KEPT_PAGES = _KeptByHead(size=32)
-_KEPT_LISTED = _KeptByHead(size=200)
+_KEPT = KeptByHead(size=8)
+_KEPT_PAGES = KeptByHead(size=32)
+_KEPT_LISTED = KeptByHead(size=200)
 
 
 def forget_kept(*, views_only: bool = False) -> None:
@@ -217,7 +194,7 @@ def forget_kept(*, views_only: bool = False) -> None:
         store.clear()
 
 
-def kept_for_head(run: Run, name: str, compute, *, store: _KeptByHead = _KEPT):
+def kept_for_head(run: Run, name: str, compute, *, store: KeptByHead = _KEPT):
     """`compute(run)`, kept per process for the run's audit chain head as `run` was read.
 
     Every change of what a standing or the decision counters are computed from is made by a service that
@@ -230,11 +207,7 @@ def kept_for_head(run: Run, name: str, compute, *, store: _KeptByHead = _KEPT):
         # A reviewer's own review pass laid over the rows: what it shows is theirs alone (blind to others,
         # DESIGN §2), under the shared rows' chain head; never kept, never taken from what was kept.
         return compute(run)
-    value = store.get_for(run, name)
-    if value is None:
-        value = compute(run)
-        store.keep(run, name, value)
-    return value
+    return store.kept(run, name, compute)
 
 
 def kept_page(run: Run, view: str, compute):

@@ -5,17 +5,16 @@ Every change they are read from is made by a service that writes an event on the
 same transaction (a validation, which rewrites the findings and the quotation checks: `run.validated`;
 an upload: `member.*`; a source snapshot: `source.*`), so a head names one state of all three: a
 request that read the run at its start and finds them kept for that head shows that state without
-reading it again. `reconcile.blockers.kept_for_head` keeps a run's standing the same way. The members'
+reading it again (`reviews.kept`, as `reconcile.blockers` keeps a run's standing). The members'
 pipeline rows are not kept: a version's move from received to parsing writes no event.
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from django.urls import reverse
 
+from reviews.kept import KeptByHead
 from reviews.models import Run
 
 from . import services
@@ -34,33 +33,19 @@ class RunValidation:
     quotations: dict  # `quotation_summary`'s: the snapshot, the totals and their marks
 
 
-_KEPT: OrderedDict[int, tuple[tuple[int, str], RunValidation]] = OrderedDict()
-_KEEPING = threading.Lock()  # the bookkeeping only (a threaded server's requests share the store)
+_KEPT = KeptByHead(size=KEPT_RUNS)
 
 
 def kept_validation(run: Run) -> RunValidation:
     """`read_validation(run)`, kept for the run's chain head as `run` was read (the KEPT_RUNS runs last
     asked for)."""
-    head = (run.audit_head_seq, run.audit_head_hash)
-    with _KEEPING:
-        kept = _KEPT.get(run.pk)
-        if kept is not None and kept[0] == head:
-            _KEPT.move_to_end(run.pk)
-            return kept[1]
-    value = read_validation(run)
-    with _KEEPING:
-        _KEPT[run.pk] = (head, value)
-        _KEPT.move_to_end(run.pk)
-        while len(_KEPT) > KEPT_RUNS:
-            _KEPT.popitem(last=False)
-    return value
+    return _KEPT.kept(run, "validation", read_validation)
 
 
 def forget_kept() -> None:
     """Drop everything kept, as a moved chain head would: for a test that writes behind the services' back
     (no event), or a bench measuring a first read (as `reconcile.blockers.forget_kept`)."""
-    with _KEEPING:
-        _KEPT.clear()
+    _KEPT.clear()
 
 
 def read_validation(run: Run) -> RunValidation:
