@@ -184,7 +184,7 @@ def run_standing(run: Run, versions: list[MemberVersion] | None = None) -> d.Sta
 # shared part of a few dozen views (one page of rows each); the runs list's progress of a few pages of runs.
 _KEPT = KeptByHead(size=8)
 _KEPT_PAGES = KeptByHead(size=32)
-_KEPT_LISTED = KeptByHead(size=200)
+_KEPT_LISTED = KeptByHead(size=400)  # a progress and a row per run
 
 
 def forget_kept(*, views_only: bool = False) -> None:
@@ -223,15 +223,15 @@ def kept_standing(run: Run) -> d.Standing:
     return kept_for_head(run, "standing", run_standing)
 
 
-def kept_for_heads(runs, compute_many) -> dict[int, object]:
+def kept_for_heads(runs, compute_many, *, name: str = "progress") -> dict[int, object]:
     """{run pk: value} for these runs, each kept for its chain head as `kept_for_head` keeps one (the runs
-    list reads no review pass), `compute_many([pk, …])` asked only for the runs whose head has moved: the
-    runs list's decision progress, which counts every mapping of a run."""
-    found = {run.pk: _KEPT_LISTED.get_for(run, "progress") for run in runs}
+    list reads no review pass), `compute_many([run, …])` asked only for the runs whose head has moved: the
+    runs list's decision progress, which counts every mapping of a run, and each run's row of the list."""
+    found = {run.pk: _KEPT_LISTED.get_for(run, name) for run in runs}
     moved = [run for run in runs if found[run.pk] is None]
     if moved:
-        computed = compute_many([run.pk for run in moved])
+        computed = compute_many(moved)
         for run in moved:
             found[run.pk] = computed[run.pk]
-            _KEPT_LISTED.keep(run, "progress", computed[run.pk])
+            _KEPT_LISTED.keep(run, name, computed[run.pk])
     return found

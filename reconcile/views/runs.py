@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Q
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET
 
 from records.run_findings import validation_counts
@@ -64,6 +65,13 @@ def _progress_by_run(run_ids: list[int]) -> dict[int, dict]:
     return progress
 
 
+def _rows(runs: list[Run], progress: dict[int, dict]) -> dict[int, str]:
+    """run pk → its row of the runs list, rendered."""
+    findings = validation_counts(runs)
+    return {run.pk: render_to_string("reconcile/_run_row.html", {"run": run, "p": progress[run.pk], "f": findings[run.pk]})
+            for run in runs}
+
+
 @login_required
 @require_GET
 def runs_list(request):
@@ -78,8 +86,10 @@ def runs_list(request):
     if system:
         runs = runs.filter(system__icontains=system)
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
-    progress = kept_for_heads(page, _progress_by_run)  # computed again only for a run that moved
-    findings = validation_counts(page)
+    # Each run's progress and row, made again only for a run whose chain head has moved: everything a row
+    # shows (the run's fields, its validation, its decisions and corrections) changes with an event.
+    progress = kept_for_heads(page, lambda moved: _progress_by_run([run.pk for run in moved]))
+    rows = kept_for_heads(page, lambda moved: _rows(moved, progress), name="row")
     # The list refreshes itself while a listed run is in the pipeline or waits for a correction's answer.
     pending = any(run.status in (Run.Status.VALIDATING, Run.Status.FINALIZING) or progress[run.pk]["corrections_open"]
                   for run in page)
@@ -90,7 +100,7 @@ def runs_list(request):
         "poll": live,
         "poll_url": f"?{urlencode(dict(kept, poll=live['next']))}" if live else "",
         "page": page,
-        "rows": [{"run": run, "progress": progress[run.pk], "findings": findings[run.pk]} for run in page],
+        "rows": [rows[run.pk] for run in page],
         "statuses": Run.Status.choices,
         "status": status,
         "system": system,

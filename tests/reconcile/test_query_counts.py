@@ -170,3 +170,32 @@ def test_the_runs_list_keeps_each_runs_progress_until_an_event_moves_its_head(cl
     after = client.get("/").content
     assert decided(after) == decided(first) + 1 == real([run.pk])[run.pk]["mappings_decided"]
     assert [run.pk in pks for pks in counted].count(True) == 2
+
+
+def test_the_runs_list_makes_a_runs_row_again_only_when_its_head_moves(client, reviewer, monkeypatch):
+    """Each run's row of the runs list is kept for its chain head: a view after a decision in one run makes
+    that run's row again, and no other; what it shows then is what a list made afresh shows."""
+    from reconcile import blockers, services
+    from reconcile.models import Mapping
+    from reconcile.views import runs
+    from reviews.audit import Actor
+
+    client.force_login(reviewer.user)
+    decided_in, _ = build_reconcile_run(records=20, run_id="AAS-2026-12-02-listed-02")
+    untouched, _ = build_reconcile_run(records=20, run_id="AAS-2026-12-02-listed-03")
+    made = []
+    real = runs._rows
+    monkeypatch.setattr(runs, "_rows", lambda moved, progress: made.extend(r.run_id for r in moved) or real(moved, progress))
+    client.get("/")
+    assert {decided_in.run_id, untouched.run_id} <= set(made)
+    made.clear()
+    client.get("/")
+    assert made == []
+    mapping = Mapping.objects.filter(run=decided_in, score=0.95).order_by("pk").first()
+    services.decide_mapping(mapping=mapping, decision="accept", rationale="same slug", expected_version=mapping.version,
+                            actor=Actor.for_user(reviewer.user))
+    kept = client.get("/").content
+    assert made == [decided_in.run_id]
+    blockers.forget_kept()
+    token = re.compile(rb'(?<="X-CSRFToken": ")[^"]+|(?<=name="csrfmiddlewaretoken" value=")[^"]+')  # masked per response
+    assert token.sub(b"", client.get("/").content) == token.sub(b"", kept)
