@@ -25,7 +25,8 @@ def review_banner(request, run: Run) -> dict:
     """The reconciliation page's line about the reviewer's own pass, when the run takes several reviews."""
     if run.reviews_required < 2:
         return {"review": None}
-    passes = list(ReviewPass.objects.filter(run=run).select_related("reviewer").order_by("number"))
+    # Each pass's `decisions` (one entry per item it decided: thousands on a large run) are not the banner's.
+    passes = list(ReviewPass.objects.filter(run=run).select_related("reviewer").defer("decisions").order_by("number"))
     mine = next((p for p in passes if p.reviewer_id == request.user.pk), None)
     submitted = [p for p in passes if p.state == ReviewPass.State.SUBMITTED]
     return {"review": {
@@ -114,7 +115,7 @@ def run_conflicts(request, run_id: str):
     for conflict in conflicts:
         conflict.choices = consensus.ADJUDICATIONS[conflict.model]
         conflict.link = links.get((conflict.model, conflict.key), "")
-    authors = {p.reviewer.get_username() for p in ReviewPass.objects.filter(run=run).select_related("reviewer")}
+    authors = set(ReviewPass.objects.filter(run=run).values_list("reviewer__username", flat=True))
     can_settle = may_adjudicate(request.user) and request.user.get_username() not in authors
     return render(request, "reconcile/conflicts.html", {
         "run": run, "conflicts": conflicts, "agreement": agreement(run), "can_settle": can_settle,
