@@ -5,13 +5,16 @@ The page's query count does not grow with the number of records: every row's dat
 of queries made up front (see `_page_context`)."""
 from __future__ import annotations
 
+import secrets
 from collections import defaultdict
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, F
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET
 
 from records.member_page import kind_totals
@@ -44,15 +47,12 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
     controls = _controls(request, run)
     view = urlencode([(name, request.GET.get(name, "")) for name in VIEW_PARAMS]
                      + [("decide", controls["can_decide"]), ("propose", controls["can_propose"])])
-    shared = kept_page(run, f"page?{view}", lambda run: _view_context(request, run, filters))
+    shared = kept_page(run, f"page?{view}", lambda run: _view_context(request, run, filters, controls))
     return {
         **shared,
         **counters_context(request, run, kept=True),  # the request's `run` with them
         **controls,
-        # The page's rows are the picked member's, which the URL may not name yet.
-        "correction_base": controls["correction_base"] and (
-            reverse("run-corrections", args=[run.run_id]) + "?" + urlencode({"member": shared["current"]})
-            + "&record="),
+        "correction_base": shared["correction_base"],
         "csrf_input": _csrf_input(request),
         "bulk_form": BulkAcceptForm(initial={"min_score": 0.9}),
         "bulk_undo": request.session.get(undo_key(run)),
@@ -60,9 +60,11 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
     }
 
 
-def _view_context(request, run: Run, filters: PageFilterForm) -> dict:
+def _view_context(request, run: Run, filters: PageFilterForm, controls: dict) -> dict:
     """What this view of the page shows of the run: the same for every reader whose roles allow the same
-    controls (the rows' actions depend on those roles and on the URL's filters alone)."""
+    `controls` (the rows' actions depend on those roles and on the URL's filters alone). Its page of rows
+    is rendered here, once, with `ROWS_CSRF` where each form's CSRF field goes (`run_reconcile` puts the
+    reader's own there)."""
     members = selectors.members(run)
     pickable = [m for m in members if m.role not in services.SEEDING_ROLES and m.declarations]
     # Mapping statements of a result or reconciliation whose source no member of the run declares
@@ -95,7 +97,18 @@ def _view_context(request, run: Run, filters: PageFilterForm) -> dict:
     for r in shown:
         if r.record is not None and r.canonical is not None:
             r.diff = diffs.get((r.record.text, r.canonical.text))
+    # The page's rows are the picked member's, which the URL may not name yet.
+    correction_base = controls["correction_base"] and (
+        reverse("run-corrections", args=[run.run_id]) + "?" + urlencode({"member": current}) + "&record=")
+    rows = _grouped([row.display() for row in shown])
+    more = more | {"url": _page_url(run, {name: request.GET.get(name, "") for name in KEPT_FILTERS}
+                                    | {"member": current, "offset": more["offset"],
+                                       "seen": more.get("seen", "")})} if more else None
     return {
+        "rows_html": render_to_string("reconcile/run_reconcile.html#page-rows", {
+            "rows": rows, "more": more, "can_decide": controls["can_decide"], "correction_base": correction_base,
+            "csrf_input": ROWS_CSRF}),
+        "correction_base": correction_base,
         "members": pickable,
         "selected": selected,
         "current": current,
@@ -108,10 +121,8 @@ def _view_context(request, run: Run, filters: PageFilterForm) -> dict:
         "shows": [s for s, _ in PageFilterForm.SHOW],
         # One page of rows (the word diffs of those rows only); the rest arrive as the reviewer
         # scrolls or presses j past the last row (`more`: htmx, or a plain link without JavaScript).
-        "rows": _grouped([row.display() for row in shown]),
-        "more": more | {"url": _page_url(run, {name: request.GET.get(name, "") for name in KEPT_FILTERS}
-                                         | {"member": current, "offset": more["offset"],
-                                            "seen": more.get("seen", "")})} if more else None,
+        "rows": rows,
+        "more": more,
         **_issues_panel(request, run, members, selected, issues_scope),
         "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
         "targets_by_kind": _targets_by_kind(targets, kinds_present),
@@ -121,6 +132,10 @@ def _view_context(request, run: Run, filters: PageFilterForm) -> dict:
 
 
 PAGE_ROWS = 60
+
+# Where the kept rows' forms take the reader's CSRF field: a comment no report text can hold (texts are
+# escaped; the marker is drawn per process and never shown).
+ROWS_CSRF = SafeString(f"<!--csrf {secrets.token_hex(16)}-->")
 
 
 def _builder(request, run: Run, standing, canonicals) -> _RowBuilder:
@@ -253,7 +268,10 @@ def run_reconcile(request, run_id: str):
     filters = PageFilterForm(request.GET)
     context = _page_context(request, run, filters)
     if request.htmx and request.htmx.target == "pair-table":
-        return render(request, "reconcile/run_reconcile.html#pair-table", context)
-    if request.htmx and request.GET.get("offset"):  # the next page of rows, as the reviewer scrolls
-        return render(request, "reconcile/run_reconcile.html#page-rows", context)
-    return render(request, "reconcile/run_reconcile.html", context)
+        response = render(request, "reconcile/run_reconcile.html#pair-table", context)
+    elif request.htmx and request.GET.get("offset"):  # the next page of rows, as the reviewer scrolls
+        response = render(request, "reconcile/run_reconcile.html#page-rows", context)
+    else:
+        response = render(request, "reconcile/run_reconcile.html", context)
+    response.content = response.content.replace(ROWS_CSRF.encode(), context["csrf_input"].encode())
+    return response
