@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from django.db import connection
 
-from .finding_groups import FIRST_LOCATIONS, IDS_SHOWN, REST_SHOWN, FindingGroup, Location, make_group, ordered
+from .finding_groups import (FIRST_LOCATIONS, IDS_SHOWN, REST_SHOWN, FindingGroup, Location, group_findings,
+                             make_group, ordered)
+from .models import Finding
 
 _GROUPS = """
 WITH placed AS (
@@ -44,7 +46,12 @@ FROM (
 
 
 def report_groups(report_id: int) -> list[FindingGroup]:
-    """The finding groups of the validation report `report_id`, root causes first (`group_findings`'s)."""
+    """The finding groups of the validation report `report_id`, root causes first (`group_findings`'s).
+    On SQLite (`make run` without a database configured), which has neither arrays nor `COLLATE "C"`, the
+    findings are grouped in Python."""
+    if connection.vendor != "postgresql":
+        return group_findings(Finding.objects.filter(report_id=report_id).order_by("id")
+                              .values_list("code", "severity", "member", "line", "record_id", "message", named=True))
     with connection.cursor() as cursor:
         cursor.execute(_GROUPS, {"report": report_id, "shown": FIRST_LOCATIONS + REST_SHOWN, "ids": IDS_SHOWN})
         rows = cursor.fetchall()

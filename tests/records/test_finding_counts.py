@@ -90,3 +90,17 @@ def test_a_group_whose_findings_all_tie_says_what_its_first_stored_finding_says(
     report.findings.filter(message__in=[f"m{n}" for n in range(250)]).update(line=5)
     (group,) = report_groups(report.pk)
     assert group.message == "m0" == group_findings(report.findings.values_list(*ROWS, named=True))[0].message
+
+
+@pytest.mark.django_db
+def test_without_postgresql_the_groups_are_the_pure_groupings(run, monkeypatch):
+    """`make run`'s SQLite has no arrays: there the report's findings are grouped in Python, the same groups."""
+    from django.db import connection
+
+    report = ValidationReport.objects.create(run=run, manifest_sha256="f" * 64)
+    Finding.objects.bulk_create([Finding(report=report, code=c, severity="error", member="memory", record_id=r, line=n,
+                                         message="m") for n, (c, r) in enumerate([("a-code", "RT-OBJ-a"), ("a-code", ""),
+                                                                                  ("Zeta-code", "RT-OBJ-b")])])
+    in_the_database = report_groups(report.pk)
+    monkeypatch.setattr(connection, "vendor", "sqlite")
+    assert report_groups(report.pk) == in_the_database and len(in_the_database) == 2
