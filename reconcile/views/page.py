@@ -52,7 +52,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         **shared,
         **counters_context(request, run, kept=True),  # the request's `run` with them
         **controls,
-        "correction_base": shared["correction_base"],
+        "correction_base": shared["correction_base"],  # the picked member's, not the URL's (controls')
         "csrf_input": _csrf_input(request),
         "bulk_form": BulkAcceptForm(initial={"min_score": 0.9}),
         "bulk_undo": request.session.get(undo_key(run)),
@@ -100,6 +100,8 @@ def _view_context(request, run: Run, filters: PageFilterForm, controls: dict) ->
     # The page's rows are the picked member's, which the URL may not name yet.
     correction_base = controls["correction_base"] and (
         reverse("run-corrections", args=[run.run_id]) + "?" + urlencode({"member": current}) + "&record=")
+    # One page of rows (the word diffs of those rows only); the rest arrive as the reviewer scrolls or presses j
+    # past the last row (`more`: htmx, or a plain link without JavaScript).
     rows = _grouped([row.display() for row in shown])
     more = more | {"url": _page_url(run, {name: request.GET.get(name, "") for name in KEPT_FILTERS}
                                     | {"member": current, "offset": more["offset"],
@@ -119,10 +121,7 @@ def _view_context(request, run: Run, filters: PageFilterForm, controls: dict) ->
         "issues_scope": issues_scope,
         "kinds": [k for k, _ in filters.fields["kind"].choices if k],
         "shows": [s for s, _ in PageFilterForm.SHOW],
-        # One page of rows (the word diffs of those rows only); the rest arrive as the reviewer
-        # scrolls or presses j past the last row (`more`: htmx, or a plain link without JavaScript).
-        "rows": rows,
-        "more": more,
+        "rows": rows,  # `rows_html` shows them; the table says when there are none
         **_issues_panel(request, run, members, selected, issues_scope),
         "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
         "targets_by_kind": _targets_by_kind(targets, kinds_present),
