@@ -215,13 +215,14 @@ class Standing:
 
 # --- links ---------------------------------------------------------------------------------------
 
-def _page(run_id: str, member: str = "", anchor: str = "", extra: str = "") -> str:
+def _page(run_id: str, member: str = "", anchor: str = "", extra: str = "", *, base: str = "") -> str:
     query = "&".join(p for p in (f"member={member}" if member else "", extra) if p)
-    return reverse("run-reconcile", args=[run_id]) + (f"?{query}" if query else "") + (f"#{anchor}" if anchor else "")
+    return ((base or reverse("run-reconcile", args=[run_id])) + (f"?{query}" if query else "")
+            + (f"#{anchor}" if anchor else ""))
 
 
-def mapping_link(run_id: str, member: str, pk: int) -> str:
-    return _page(run_id, member or "statements", f"pair-{pk}")
+def mapping_link(run_id: str, member: str, pk: int, *, base: str = "") -> str:
+    return _page(run_id, member or "statements", f"pair-{pk}", base=base)
 
 
 # --- dispositions --------------------------------------------------------------------------------
@@ -277,6 +278,14 @@ def dispose(record: RecordFact, mappings: list[MappingFact]) -> Disposition:
 def standing(facts: RunFacts) -> Standing:
     """Every member record's disposition and the run's approval blockers, in a stable order."""
     run_id = facts.run_id
+    base = reverse("run-reconcile", args=[run_id])  # once: reversed per record, it was half of a standing's time
+
+    def page(member: str = "", anchor: str = "", extra: str = "") -> str:
+        return _page(run_id, member, anchor, extra, base=base)
+
+    def link(member: str, pk: int) -> str:
+        return mapping_link(run_id, member, pk, base=base)
+
     by_source: dict[str, list[MappingFact]] = defaultdict(list)
     for m in sorted(facts.mappings, key=lambda m: m.pk):
         by_source[m.source].append(m)
@@ -296,10 +305,10 @@ def standing(facts: RunFacts) -> Standing:
         record = members.get(record_id)
         rows = by_source.get(record_id, [])
         if rows:
-            return mapping_link(run_id, record.member if record else "", rows[0].pk)
+            return link(record.member if record else "", rows[0].pk)
         if record is not None and record.pk is not None:
-            return _page(run_id, record.member, f"record-{record.pk}")
-        return _page(run_id)
+            return page(record.member, f"record-{record.pk}")
+        return page()
 
     def without_place(record_id: str) -> str:
         """Why a record named somewhere has no place in the shared set ('' when it has one or is unknown)."""
@@ -334,7 +343,7 @@ def standing(facts: RunFacts) -> Standing:
                        + "; ".join(mapping_name(d.record, a.relation, a.target) for a in accepted)
                        + "), and a record has one")
             for m in accepted:
-                blockers.append(Blocker(SEVERAL_PLACES, d.record, message, mapping_link(run_id, d.member, m.pk), m.pk,
+                blockers.append(Blocker(SEVERAL_PLACES, d.record, message, link(d.member, m.pk), m.pk,
                                         f"mapping:{m.pk}", refusal))
         if d.disposition in PLACED + (NO_COUNTERPART,):
             for m in rows:
@@ -343,7 +352,7 @@ def standing(facts: RunFacts) -> Standing:
                         OPEN_ALTERNATIVE, d.record,
                         f"{d.record} is placed by {mapping_name(d.record, d.relation, d.target)}, but the "
                         f"alternative {mapping_name(d.record, m.relation, m.target)} is still undecided: reject it",
-                        mapping_link(run_id, d.member, m.pk), m.pk, f"mapping:{m.pk}"))
+                        link(d.member, m.pk), m.pk, f"mapping:{m.pk}"))
         for m in accepted:
             if m.relation == "no-counterpart":
                 continue
@@ -356,7 +365,7 @@ def standing(facts: RunFacts) -> Standing:
                 name = mapping_name(d.record, m.relation, m.target)
                 blockers.append(Blocker(UNKNOWN_TARGET, d.record,
                                         f"The accepted {name} points at {m.target}, which is not a canonical record "
-                                        f"of the run: reopen it", mapping_link(run_id, d.member, m.pk), m.pk,
+                                        f"of the run: reopen it", link(d.member, m.pk), m.pk,
                                         f"mapping:{m.pk}",
                                         f"{name} would point at {m.target}, which is not a canonical record of the "
                                         f"run"))
@@ -365,7 +374,7 @@ def standing(facts: RunFacts) -> Standing:
                 blockers.append(Blocker(REJECTED_TARGET, d.record,
                                         f"The accepted {name} points at {m.target}, which was rejected: "
                                         f"{_quoted(target.rationale)}; reopen it or choose another target",
-                                        mapping_link(run_id, d.member, m.pk), m.pk, f"mapping:{m.pk}",
+                                        link(d.member, m.pk), m.pk, f"mapping:{m.pk}",
                                         f"{name} would point at {m.target}, which was rejected: "
                                         f"{_quoted(target.rationale)}"))
         if d.disposition in PLACED:
@@ -391,7 +400,7 @@ def standing(facts: RunFacts) -> Standing:
             blockers.append(Blocker(CONFLICTING_CLAIM, m.source,
                                     f"{' and '.join(sources)} (both {member}) are each accepted as {target}: two "
                                     f"records of one member cannot be one canonical record; reopen one",
-                                    mapping_link(run_id, member, m.pk), m.pk, f"mapping:{m.pk}",
+                                    link(member, m.pk), m.pk, f"mapping:{m.pk}",
                                     f"{' and '.join(sources)} (both {member}) would each be {target}: two records "
                                     f"of one member cannot be one canonical record"))
 
@@ -409,13 +418,13 @@ def standing(facts: RunFacts) -> Standing:
             blockers.append(Blocker(ALLOCATED_TWICE, m.source,
                                     f"canonical ID {target} is allocated by {len(sources)} accepted new mappings "
                                     f"({', '.join(sources)}): each new record gets its own ID; reopen all but one",
-                                    mapping_link(run_id, m.member, m.pk), m.pk, f"mapping:{m.pk}",
+                                    link(m.member, m.pk), m.pk, f"mapping:{m.pk}",
                                     refusal=f"{target} would then be the new ID of "
                                             f"{' and '.join(sources)}; each new record gets an ID of its own"))
 
     for issue in facts.issues:
         record, where = f"{issue.member} issue {issue.index}", f"{issue.member} integration issue {issue.index}"
-        link = _page(run_id, issue.member, f"issue-{issue.pk}", "issues=all")
+        link = page(issue.member, f"issue-{issue.pk}", "issues=all")
         if issue.state in OPEN_STATES:
             blockers.append(Blocker(OPEN_ISSUE, record, f"{_upper_first(where)} is undecided: accept or reject it"
                                     + (" (stale: its text changed since it was decided)" if issue.state == STALE
@@ -433,7 +442,7 @@ def standing(facts: RunFacts) -> Standing:
     for amendment in facts.amendments:
         label = "unresolved conflict" if amendment.kind == "unresolved-conflict" else "amendment"
         where = f"the {label} at line {amendment.line} of the {amendment.member} report"
-        link = _page(run_id, anchor=f"amendment-{amendment.pk}" if amendment.pk else "amendments")
+        link = page(anchor=f"amendment-{amendment.pk}" if amendment.pk else "amendments")
         if amendment.is_open:
             blockers.append(Blocker(OPEN_AMENDMENT, where, f"{_upper_first(where)} is undecided"
                                     + {"not yet synced": " (not yet read into decisions)",

@@ -27,6 +27,15 @@ def _fast_passwords(settings):
 
 
 @pytest.fixture(autouse=True)
+def _records_read_afresh():
+    """No test takes another's records' facts (reconcile.blockers._record_facts, kept per version set)."""
+    yield
+    from reconcile.blockers import _record_facts
+
+    _record_facts.cache_clear()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_limits(monkeypatch):
     """Throttle and failed-login counts (reviews/limits.py) start empty in every test: no test inherits another's.
 

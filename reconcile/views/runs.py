@@ -18,7 +18,7 @@ from reviews.models import Run
 from reviews.polling import poll
 
 from .. import dispositions, selectors
-from ..blockers import kept_for_head, kept_for_heads, run_standing
+from ..blockers import kept_for_head, kept_for_heads, kept_standing
 from ..services import corrections
 from .context import _progress
 from ..models import AmendmentDecision, Decidable, IssueDecision, Mapping
@@ -141,7 +141,7 @@ def run_blockers(request, run_id: str):
     """Every blocker of a run in review, on a page of its own: the run page and the reconciliation page
     list the first few and link here for the rest (each links to its row)."""
     run = run_for(request, run_id, allowed=READ_RUNS, action="read")
-    blockers = list(run_standing(run).blockers) if run.status == Run.Status.IN_REVIEW else []
+    blockers = list(kept_standing(run).blockers) if run.status == Run.Status.IN_REVIEW else []
     return render(request, "reconcile/blockers.html", {"run": run, "blockers": blockers, "blockers_more": 0,
                                                         "blockers_total": len(blockers)})
 
@@ -156,7 +156,7 @@ def member_mappings(request, run_id: str, role: str):
         run=run, source_record__member_version__member__role=role,
         source_record__member_version__member__current_version=F("source_record__member_version"))
         .values_list("state").annotate(n=Count("id")).order_by())
-    kinds = Counter(d.disposition for d in run_standing(run).dispositions if d.member == role)
+    kinds = Counter(d.disposition for d in kept_standing(run).dispositions if d.member == role)
     return render(request, "reconcile/_member_mappings.html", {
         "run": run, "role": role, "total": sum(states.values()),
         "states": [(state, states[state]) for state in Decidable.State.values if states.get(state)],
