@@ -33,6 +33,12 @@ class KeptByHead:
             self._values.move_to_end((run.pk, name))
             return kept[1]
 
+    def latest(self, run: Run, name: str):
+        """The value last kept for `run` under any chain head, or None."""
+        with self._lock:
+            kept = self._values.get((run.pk, name))
+            return None if kept is None else kept[1]
+
     def keep(self, run: Run, name: str, value) -> None:
         with self._lock:
             self._values[(run.pk, name)] = ((run.audit_head_seq, run.audit_head_hash), value)
@@ -41,13 +47,21 @@ class KeptByHead:
                 self._values.popitem(last=False)
 
     def kept(self, run: Run, name: str, compute):
-        """`compute(run)`, kept for `run`'s chain head as `run` was read."""
+        """`compute(run)`, kept for `run`'s chain head as `run` was read, if the head has not moved by the
+        time it is computed: its statements read committed rows one by one, and a change committed
+        between two of them would have them mix two states under the older head."""
         value = self.get_for(run, name)
         if value is None:
             value = compute(run)
-            self.keep(run, name, value)
+            if head_now(run) == (run.audit_head_seq, run.audit_head_hash):
+                self.keep(run, name, value)
         return value
 
     def clear(self) -> None:
         with self._lock:
             self._values.clear()
+
+
+def head_now(run: Run) -> tuple[int, str] | None:
+    """The run's chain head as committed now (one statement)."""
+    return Run.objects.filter(pk=run.pk).values_list("audit_head_seq", "audit_head_hash").first()
