@@ -9,21 +9,21 @@ from __future__ import annotations
 
 import functools
 
-from django.db.models import F
 from django.urls import reverse
 
 from records import archives
+from records.models import Finding, IntegrationIssue, MemberVersion, Record, ValidationReport
 from records.services import current_versions
 from records.services.collector import collector_paused
-from records.models import Finding, IntegrationIssue, MemberVersion, Record, ValidationReport
 from reviews.kept import KeptByHead
 from reviews.models import Run
 
 from . import dispositions as d
-from .passes.world import active_world, consensus_made
-from .paragraphs import amendment_sha256, stated_paragraphs, supersession_keys
-from .vocabulary import SEEDING_ROLES
 from .models import AmendmentDecision, CanonicalRecord, Conflict, CorrectionRequest, IssueDecision, Mapping, ReviewPass
+from .paragraphs import amendment_sha256, stated_paragraphs, supersession_keys
+from .passes.world import active_world, consensus_made
+from .standing_update import standing_after
+from .vocabulary import SEEDING_ROLES
 
 # How many validation errors get a blocker each before one blocker says how many more there are.
 FIRST_ERRORS = 20
@@ -95,11 +95,11 @@ def run_facts(run: Run, versions: list[MemberVersion] | None = None, *, kept_rec
     deciding = tuple((v.pk, v.member.role, v.status, v.attempts, v.claimed_at, v.parsed_at) for v in versions
                      if v.member.role not in SEEDING_ROLES)
     records = _record_facts(deciding) if kept_records else _record_facts.__wrapped__(deciding)
-    mappings = [
-        d.MappingFact(pk=m["pk"], source=m["source"], relation=m["relation"], target=m["target"], state=m["state"],
-                      rationale=m["rationale"], member=m["role"] or "")
-        for m in Mapping.objects.filter(run=run).annotate(role=F("source_record__member_version__member__role"))
-        .order_by("pk").values("pk", "source", "relation", "target", "state", "rationale", "role")
+    mappings = [  # tuples, not dicts: 50,000 of them after every decision
+        d.MappingFact(pk, source, relation, target, state, rationale, role or "")
+        for pk, source, relation, target, state, rationale, role in Mapping.objects.filter(run=run).order_by("pk")
+        .values_list("pk", "source", "relation", "target", "state", "rationale",
+                     "source_record__member_version__member__role")
     ]
     canonical = [d.CanonicalFact(canonical_id=c[0], state=c[1], rationale=c[2], source_record_id=c[3])
                  for c in CanonicalRecord.objects.filter(run=run).values_list(
@@ -192,15 +192,25 @@ def _independent_reviews(run: Run) -> list[d.Blocker]:
             for pk, name in Conflict.objects.filter(run=run, state=Conflict.State.OPEN).values_list("pk", "name")]
 
 
-def run_standing(run: Run, versions: list[MemberVersion] | None = None, *, kept_records: bool = False) -> d.Standing:
+def run_standing(run: Run, versions: list[MemberVersion] | None = None, *, kept: bool = False) -> d.Standing:
     """One disposition per member record and every blocker of approval, for `run` as it is now.
+
+    With `kept` (pages, a decision's answer, the coherence check): the records' facts as last read for
+    the same current versions (`run_facts`), and the standing built from the one this process last kept
+    for the run, judging again only what changed (`reconcile.standing_update`); never inside a reviewer's
+    own review pass. Approval and finalization build theirs from scratch, from what they read now.
 
     With the cyclic collector paused (`records.services.collector`): a standing's facts and dispositions
     are a few objects per record, all kept, none in a cycle, and at 20,000 records the collector's passes
     over the process's heap (the kept standings of other runs among it) were a third to a half of the
     time, freeing nothing."""
     with collector_paused():
-        return d.standing(run_facts(run, versions, kept_records=kept_records))
+        facts = run_facts(run, versions, kept_records=kept)
+        if not kept or active_world(run) is not None:
+            return d.standing(facts)
+        standing = standing_after(_LATEST.latest(run, "standing"), facts)
+        _LATEST.keep(run, "standing", standing)
+        return standing
 
 
 # A few runs' standings and counters (a standing of 50,000 records is large); the reconciliation page's
@@ -210,10 +220,15 @@ _KEPT_PAGES = KeptByHead(size=32)
 _KEPT_LISTED = KeptByHead(size=400)  # a progress and a row per run
 
 
+# Run pk → the standing last built for it with `kept`, in any state (even one a refused decision then
+# rolled back): what the next is built from, as `standing_after` is exact whatever it starts from.
+_LATEST = KeptByHead(size=8)
+
+
 def forget_kept(*, views_only: bool = False) -> None:
     """Drop everything kept (or only the reconciliation page's views), as a moved chain head would: for a
     test that writes behind the services' back (no event), or the bench measuring a first view."""
-    for store in (_KEPT_PAGES,) if views_only else (_KEPT, _KEPT_PAGES, _KEPT_LISTED):
+    for store in (_KEPT_PAGES,) if views_only else (_KEPT, _KEPT_PAGES, _KEPT_LISTED, _LATEST):
         store.clear()
     if not views_only:
         _record_facts.cache_clear()
@@ -245,7 +260,7 @@ def kept_page(run: Run, view: str, compute):
 
 def kept_standing(run: Run) -> d.Standing:
     """`run_standing(run)`, kept for the run's chain head (`kept_for_head`)."""
-    return kept_for_head(run, "standing", functools.partial(run_standing, kept_records=True))
+    return kept_for_head(run, "standing", functools.partial(run_standing, kept=True))
 
 
 def kept_for_heads(runs, compute_many, *, name: str = "progress") -> dict[int, object]:

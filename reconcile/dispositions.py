@@ -179,6 +179,22 @@ class RunFacts:
     preconditions: tuple[Blocker, ...] = ()
 
 
+@dataclass
+class StandingParts:
+    """What a standing was built from and of, for `reconcile.standing_update` to build the next one from:
+    its facts, its records (statement sources appended), mappings by source, and each record's disposition
+    and blockers in record order. Never changed once built (the next standing copies what it replaces);
+    `index` and `children` are filled in by the update that first needs them."""
+
+    facts: RunFacts
+    records: list[RecordFact]
+    by_source: dict[str, list[MappingFact]]
+    dispositions: tuple[Disposition, ...]
+    per_record: tuple[tuple[Blocker, ...], ...]
+    index: dict[str, int] | None = None  # record ID → its place in `records`
+    children: dict[str, tuple[str, ...]] | None = None  # record ID → the records `Part of:` it
+
+
 @dataclass(frozen=True)
 class Standing:
     """Where a run stands: one disposition per member record, and everything that blocks approval."""
@@ -186,6 +202,7 @@ class Standing:
     dispositions: tuple[Disposition, ...]
     blockers: tuple[Blocker, ...]
     by_record: dict = field(default_factory=dict, compare=False)
+    parts: StandingParts | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def _conflicts(self) -> dict[int, str]:
@@ -275,20 +292,58 @@ def dispose(record: RecordFact, mappings: list[MappingFact]) -> Disposition:
                        or "every mapping rejected")
 
 
+class Reading:
+    """What one standing's blockers are judged from (its mappings by source, records, canonical records and
+    dispositions) and the links they carry: shared by `standing` and by `reconcile.standing_update`, which
+    judges again only the records a decision touched."""
+
+    def __init__(self, facts: RunFacts, by_source: dict[str, list[MappingFact]], records: list[RecordFact],
+                 by_record: dict[str, Disposition]):
+        self.run_id = facts.run_id
+        self.base = reverse("run-reconcile", args=[facts.run_id])  # once: per record, half a standing's time
+        self.by_source = by_source
+        self.by_record = by_record
+        self.members = {r.record_id: r for r in records}
+        self.canonical = {c.canonical_id: c for c in facts.canonical}
+        self.aliases = {c.source_record_id: c.canonical_id for c in facts.canonical if c.source_record_id}
+
+    def page(self, member: str = "", anchor: str = "", extra: str = "") -> str:
+        return _page(self.run_id, member, anchor, extra, base=self.base)
+
+    def link(self, member: str, pk: int) -> str:
+        return mapping_link(self.run_id, member, pk, base=self.base)
+
+    def link_of(self, record_id: str) -> str:
+        record = self.members.get(record_id)
+        rows = self.by_source.get(record_id, [])
+        if rows:
+            return self.link(record.member if record else "", rows[0].pk)
+        if record is not None and record.pk is not None:
+            return self.page(record.member, f"record-{record.pk}")
+        return self.page()
+
+    def without_place(self, record_id: str) -> str:
+        """Why a record named somewhere has no place in the shared set ('' when it has one or is unknown)."""
+        disposition = self.by_record.get(record_id)
+        if disposition is not None and disposition.disposition in (REJECTED, NO_COUNTERPART):
+            why = "every mapping of it was rejected" if disposition.disposition == REJECTED else "it has no counterpart"
+            return f"{record_id} has no place in the shared set ({why})"
+        target = self.canonical.get(record_id) or self.canonical.get(self.aliases.get(record_id, ""))
+        if target is not None and target.state == REJECTED_STATE:
+            return f"canonical record {target.canonical_id} was rejected: {_quoted(target.rationale)}"
+        return ""
+
+
+def grouped_by_source(mappings) -> dict[str, list[MappingFact]]:
+    by_source: dict[str, list[MappingFact]] = defaultdict(list)
+    for m in sorted(mappings, key=lambda m: m.pk):
+        by_source[m.source].append(m)
+    return by_source
+
+
 def standing(facts: RunFacts) -> Standing:
     """Every member record's disposition and the run's approval blockers, in a stable order."""
-    run_id = facts.run_id
-    base = reverse("run-reconcile", args=[run_id])  # once: reversed per record, it was half of a standing's time
-
-    def page(member: str = "", anchor: str = "", extra: str = "") -> str:
-        return _page(run_id, member, anchor, extra, base=base)
-
-    def link(member: str, pk: int) -> str:
-        return mapping_link(run_id, member, pk, base=base)
-
-    by_source: dict[str, list[MappingFact]] = defaultdict(list)
-    for m in sorted(facts.mappings, key=lambda m: m.pk):
-        by_source[m.source].append(m)
+    by_source = grouped_by_source(facts.mappings)
     records = list(facts.records)
     known = {r.record_id for r in records}
     for source, rows in by_source.items():
@@ -297,96 +352,98 @@ def standing(facts: RunFacts) -> Standing:
             known.add(source)
     dispositions = [dispose(r, by_source.get(r.record_id, [])) for r in records]
     by_record = {d.record: d for d in dispositions}
-    members = {r.record_id: r for r in records}
-    canonical = {c.canonical_id: c for c in facts.canonical}
-    aliases = {c.source_record_id: c.canonical_id for c in facts.canonical if c.source_record_id}
+    reading = Reading(facts, by_source, records, by_record)
+    per_record = [record_blockers(reading, d) for d in dispositions]
+    return assembled(facts, reading, records, dispositions, per_record)
 
-    def link_of(record_id: str) -> str:
-        record = members.get(record_id)
-        rows = by_source.get(record_id, [])
-        if rows:
-            return link(record.member if record else "", rows[0].pk)
-        if record is not None and record.pk is not None:
-            return page(record.member, f"record-{record.pk}")
-        return page()
 
-    def without_place(record_id: str) -> str:
-        """Why a record named somewhere has no place in the shared set ('' when it has one or is unknown)."""
-        disposition = by_record.get(record_id)
-        if disposition is not None and disposition.disposition in (REJECTED, NO_COUNTERPART):
-            why = "every mapping of it was rejected" if disposition.disposition == REJECTED else "it has no counterpart"
-            return f"{record_id} has no place in the shared set ({why})"
-        target = canonical.get(record_id) or canonical.get(aliases.get(record_id, ""))
-        if target is not None and target.state == REJECTED_STATE:
-            return f"canonical record {target.canonical_id} was rejected: {_quoted(target.rationale)}"
-        return ""
-
+def assembled(facts: RunFacts, reading: Reading, records: list[RecordFact], dispositions: list[Disposition],
+              per_record: list[tuple[Blocker, ...]]) -> Standing:
+    """The standing from its dispositions and each record's blockers (in record order), the run's
+    preconditions first and the blockers about the run's mappings, issues and amendments last."""
     blockers: list[Blocker] = list(facts.preconditions)
-    for d in dispositions:
-        rows = by_source.get(d.record, [])
-        accepted = [m for m in rows if m.state == ACCEPTED]
-        if d.disposition == OPEN and len(accepted) <= 1:
-            open_rows = [m for m in rows if m.state in OPEN_STATES]
-            names = [mapping_name(d.record, m.relation, m.target)
-                     + (", stale since the record changed" if m.state == STALE else "")
-                     for m in open_rows]
-            what = ("no mapping is proposed for it: propose one" if not rows else
-                    f"accept or reject {names[0]}" if len(names) == 1 else
-                    "accept the right one of " + ", ".join(names) + " and reject the others")
-            blockers.append(Blocker(OPEN_DISPOSITION, d.record, f"{d.record} ({d.member}) has no place yet: {what}",
-                                    link_of(d.record), open_rows[0].pk if open_rows else None))
-        if len(accepted) > 1:
-            message = (f"{d.record} has {len(accepted)} accepted mappings ("
-                       + "; ".join(mapping_name(d.record, a.relation, a.target) for a in accepted)
-                       + "): a record has one place; reopen all but one")
-            refusal = (f"{d.record} would have {len(accepted)} places ("
-                       + "; ".join(mapping_name(d.record, a.relation, a.target) for a in accepted)
-                       + "), and a record has one")
-            for m in accepted:
-                blockers.append(Blocker(SEVERAL_PLACES, d.record, message, link(d.member, m.pk), m.pk,
-                                        f"mapping:{m.pk}", refusal))
-        if d.disposition in PLACED + (NO_COUNTERPART,):
-            for m in rows:
-                if m.state in OPEN_STATES:
-                    blockers.append(Blocker(
-                        OPEN_ALTERNATIVE, d.record,
-                        f"{d.record} is placed by {mapping_name(d.record, d.relation, d.target)}, but the "
-                        f"alternative {mapping_name(d.record, m.relation, m.target)} is still undecided: reject it",
-                        link(d.member, m.pk), m.pk, f"mapping:{m.pk}"))
-        for m in accepted:
-            if m.relation == "no-counterpart":
-                continue
-            target = canonical.get(m.target)
-            if m.relation == "new" and (target is None or target.state != REJECTED_STATE):
-                # The record the acceptance entered; only its later rejection contradicts the mapping
-                # (the result would cite a canonical ID its Shared records leave out).
-                continue
-            if target is None:
-                name = mapping_name(d.record, m.relation, m.target)
-                blockers.append(Blocker(UNKNOWN_TARGET, d.record,
-                                        f"The accepted {name} points at {m.target}, which is not a canonical record "
-                                        f"of the run: reopen it", link(d.member, m.pk), m.pk,
-                                        f"mapping:{m.pk}",
-                                        f"{name} would point at {m.target}, which is not a canonical record of the "
-                                        f"run"))
-            elif target.state == REJECTED_STATE:
-                name = mapping_name(d.record, m.relation, m.target)
-                blockers.append(Blocker(REJECTED_TARGET, d.record,
-                                        f"The accepted {name} points at {m.target}, which was rejected: "
-                                        f"{_quoted(target.rationale)}; reopen it or choose another target",
-                                        link(d.member, m.pk), m.pk, f"mapping:{m.pk}",
-                                        f"{name} would point at {m.target}, which was rejected: "
-                                        f"{_quoted(target.rationale)}"))
-        if d.disposition in PLACED:
-            record = members.get(d.record)
-            for parent in (record.part_of if record else ()):
-                why = without_place(parent)
-                if why:
-                    blockers.append(Blocker(PART_OF_REJECTED, d.record,
-                                            f"{d.record} is placed in the shared set but is part of {parent}, and "
-                                            f"{why}", link_of(d.record), d.mapping, f"mapping:{d.mapping}",
-                                            f"{d.record} is part of {parent}, and {why}"))
+    for found in per_record:
+        blockers += found
+    blockers += run_blockers(reading, facts)
+    return Standing(dispositions=tuple(dispositions), blockers=tuple(blockers), by_record=reading.by_record,
+                    parts=StandingParts(facts, records, reading.by_source, tuple(dispositions), tuple(per_record)))
 
+
+def record_blockers(reading: Reading, d: Disposition) -> tuple[Blocker, ...]:
+    """The blockers about one record: from its own mappings, their targets and the records it is part of."""
+    link, link_of, without_place = reading.link, reading.link_of, reading.without_place
+    rows = reading.by_source.get(d.record, [])
+    blockers: list[Blocker] = []
+    accepted = [m for m in rows if m.state == ACCEPTED]
+    if d.disposition == OPEN and len(accepted) <= 1:
+        open_rows = [m for m in rows if m.state in OPEN_STATES]
+        names = [mapping_name(d.record, m.relation, m.target)
+                 + (", stale since the record changed" if m.state == STALE else "")
+                 for m in open_rows]
+        what = ("no mapping is proposed for it: propose one" if not rows else
+                f"accept or reject {names[0]}" if len(names) == 1 else
+                "accept the right one of " + ", ".join(names) + " and reject the others")
+        blockers.append(Blocker(OPEN_DISPOSITION, d.record, f"{d.record} ({d.member}) has no place yet: {what}",
+                                link_of(d.record), open_rows[0].pk if open_rows else None))
+    if len(accepted) > 1:
+        message = (f"{d.record} has {len(accepted)} accepted mappings ("
+                   + "; ".join(mapping_name(d.record, a.relation, a.target) for a in accepted)
+                   + "): a record has one place; reopen all but one")
+        refusal = (f"{d.record} would have {len(accepted)} places ("
+                   + "; ".join(mapping_name(d.record, a.relation, a.target) for a in accepted)
+                   + "), and a record has one")
+        for m in accepted:
+            blockers.append(Blocker(SEVERAL_PLACES, d.record, message, link(d.member, m.pk), m.pk,
+                                    f"mapping:{m.pk}", refusal))
+    if d.disposition in PLACED + (NO_COUNTERPART,):
+        for m in rows:
+            if m.state in OPEN_STATES:
+                blockers.append(Blocker(
+                    OPEN_ALTERNATIVE, d.record,
+                    f"{d.record} is placed by {mapping_name(d.record, d.relation, d.target)}, but the "
+                    f"alternative {mapping_name(d.record, m.relation, m.target)} is still undecided: reject it",
+                    link(d.member, m.pk), m.pk, f"mapping:{m.pk}"))
+    for m in accepted:
+        if m.relation == "no-counterpart":
+            continue
+        target = reading.canonical.get(m.target)
+        if m.relation == "new" and (target is None or target.state != REJECTED_STATE):
+            # The record the acceptance entered; only its later rejection contradicts the mapping
+            # (the result would cite a canonical ID its Shared records leave out).
+            continue
+        if target is None:
+            name = mapping_name(d.record, m.relation, m.target)
+            blockers.append(Blocker(UNKNOWN_TARGET, d.record,
+                                    f"The accepted {name} points at {m.target}, which is not a canonical record "
+                                    f"of the run: reopen it", link(d.member, m.pk), m.pk,
+                                    f"mapping:{m.pk}",
+                                    f"{name} would point at {m.target}, which is not a canonical record of the "
+                                    f"run"))
+        elif target.state == REJECTED_STATE:
+            name = mapping_name(d.record, m.relation, m.target)
+            blockers.append(Blocker(REJECTED_TARGET, d.record,
+                                    f"The accepted {name} points at {m.target}, which was rejected: "
+                                    f"{_quoted(target.rationale)}; reopen it or choose another target",
+                                    link(d.member, m.pk), m.pk, f"mapping:{m.pk}",
+                                    f"{name} would point at {m.target}, which was rejected: "
+                                    f"{_quoted(target.rationale)}"))
+    if d.disposition in PLACED:
+        record = reading.members.get(d.record)
+        for parent in (record.part_of if record else ()):
+            why = without_place(parent)
+            if why:
+                blockers.append(Blocker(PART_OF_REJECTED, d.record,
+                                        f"{d.record} is placed in the shared set but is part of {parent}, and "
+                                        f"{why}", link_of(d.record), d.mapping, f"mapping:{d.mapping}",
+                                        f"{d.record} is part of {parent}, and {why}"))
+    return tuple(blockers)
+
+
+def run_blockers(reading: Reading, facts: RunFacts) -> list[Blocker]:
+    """The blockers about the run's mappings taken together, its integration issues and its amendments."""
+    link, page, without_place, by_source, by_record = (reading.link, reading.page, reading.without_place,
+                                                      reading.by_source, reading.by_record)
+    blockers: list[Blocker] = []
     # Two records of one member accepted as the same canonical record: one member, one referent, one ID.
     claims: dict[tuple[str, str], list[MappingFact]] = defaultdict(list)
     for m in facts.mappings:
@@ -460,7 +517,7 @@ def standing(facts: RunFacts) -> Standing:
                                         f"carry the amendment, or place {ref}", link, _first_mapping(by_source, ref),
                                         f"amendment:{amendment.pk}",
                                         f"{_upper_first(where)} names {ref}, but {why}"))
-    return Standing(dispositions=tuple(dispositions), blockers=tuple(blockers), by_record=by_record)
+    return blockers
 
 
 def _first_mapping(by_source: dict[str, list[MappingFact]], record_id: str) -> int | None:

@@ -27,12 +27,12 @@ def _fast_passwords(settings):
 
 
 @pytest.fixture(autouse=True)
-def _records_read_afresh():
-    """No test takes another's records' facts (reconcile.blockers._record_facts, kept per version set)."""
+def _nothing_kept_from_another_test():
+    """No test starts from what another's pages kept (reconcile.blockers: standings, views, records' facts)."""
     yield
-    from reconcile.blockers import _record_facts
+    from reconcile.blockers import forget_kept
 
-    _record_facts.cache_clear()
+    forget_kept()
 
 
 @pytest.fixture(autouse=True)

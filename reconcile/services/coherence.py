@@ -28,7 +28,7 @@ def refuse_incoherent(run: Run, item: str) -> None:
     """Raise IncoherentDecision when an incoherent-decision blocker of `run` is about `item`."""
     # The records' facts as last read for these same current versions (`blockers._record_facts`): an
     # acceptance changes mappings, never records, and at 50,000 records reading them was a third of this.
-    found = [b for b in run_standing(run, kept_records=True).blockers if b.item == item and b.code in dispositions.CONFLICT_CODES]
+    found = [b for b in run_standing(run, kept=True).blockers if b.item == item and b.code in dispositions.CONFLICT_CODES]
     if found:
         # The blockers' messages describe the state the acceptance would have made: say it was not made.
         raise IncoherentDecision("Not accepted: it would contradict another decision. "

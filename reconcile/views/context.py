@@ -50,7 +50,7 @@ def _standing_for(request, run: Run) -> dispositions.Standing:
     one answer to a decision all show the same state (read after the decision's service returned)."""
     cached = getattr(request, "_reconcile_standing", None)
     if cached is None or cached[0] != run.pk:
-        cached = (run.pk, run_standing(run, kept_records=True))
+        cached = (run.pk, run_standing(run, kept=True))
         request._reconcile_standing = cached
     return cached[1]
 
