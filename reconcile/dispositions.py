@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from django.urls import reverse
 
@@ -91,8 +92,10 @@ class RecordFact:
     part_of: tuple[str, ...] = ()  # the IDs its `Part of:` fields name
 
 
-@dataclass(frozen=True)
-class MappingFact:
+class MappingFact(NamedTuple):
+    """A tuple (a run's mappings are read as rows straight into these, and compared row by row after each
+    decision: `reconcile.standing_update`)."""
+
     pk: int
     source: str
     relation: str

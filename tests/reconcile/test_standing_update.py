@@ -69,11 +69,11 @@ def changed(draw, facts: RunFacts) -> RunFacts:
                                  "records", "issue")))
     if kind == "decide" and mappings:
         n = draw(st.integers(0, len(mappings) - 1))
-        mappings[n] = MappingFact(**{**mappings[n].__dict__, "state": draw(st.sampled_from(STATES)),
-                                     "rationale": draw(st.sampled_from(("", "because", "not this")))})
+        mappings[n] = mappings[n]._replace(state=draw(st.sampled_from(STATES)),
+                                           rationale=draw(st.sampled_from(("", "because", "not this"))))
     elif kind == "retarget" and mappings:
         n = draw(st.integers(0, len(mappings) - 1))
-        mappings[n] = MappingFact(**{**mappings[n].__dict__, "target": draw(st.sampled_from(CANONICAL_IDS))})
+        mappings[n] = mappings[n]._replace(target=draw(st.sampled_from(CANONICAL_IDS)))
     elif kind == "add":
         mappings.append(draw(mapping(max((m.pk for m in mappings), default=0) + 1)))
     elif kind == "remove" and mappings:
