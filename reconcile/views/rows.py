@@ -14,7 +14,7 @@ from django.db.models import F, Q
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.template.defaultfilters import date as format_date
-from django.utils.html import escape, format_html
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timezone import template_localtime
 
@@ -107,7 +107,8 @@ class PairRow:
         through models and few conditionals, which is what keeps 2,000 rows fast to render.
         Each text is escaped here, with the function the template engine would print it through (a
         quarter of a row's rendering was the engine's escaping, value by value)."""
-        return {key: escape(value) if type(value) is str else value for key, value in self._values().items()}
+        return {key: SafeString(html.escape(value)) if type(value) is str else value
+                for key, value in self._values().items()}  # django's escape(), without its laziness check
 
     def _values(self) -> dict:
         """`display`'s values, not yet escaped. The word diff is computed here, so only for rows that are
