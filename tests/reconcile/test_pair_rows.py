@@ -1,5 +1,6 @@
 """`{% pair_row %}` (reconcile/templatetags/pair_rows.py) renders a row from the row template's skeleton for
-rows of its shape: what it prints is what `{% include "reconcile/_pair_row.html" %}` prints, byte for byte."""
+rows of its shape: what it prints is what `{% include "reconcile/_pair_row.html" %}` prints, byte for byte;
+and the target choices made in Python (views.context.target_options) are the options the template printed."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from reconcile import blockers
 from reconcile.templatetags import pair_rows
 from reconcile.views import page as page_view
+from reconcile.views.context import target_options
 from tests.reconcile.page_factories import build_reconcile_run
 from tests.reconcile.test_coherence_properties import play, step
 
@@ -101,3 +103,12 @@ def test_it_refuses_a_row_template_that_changes_a_value_as_it_prints_it():
     row_template = ENGINE.from_string("<p>{{ row.label|upper }}</p>").template
     with pytest.raises(TemplateSyntaxError, match="changes a row value"):
         pair_rows.render_pair_row(row_template, Context({"row": {"label": "x"}}), {"label": "x"})
+
+
+def test_the_target_options_are_those_the_template_printed():
+    targets = [("OBJ-1", "Store <b>&</b> \"recall\""), ("OBJ-2", ""), ("OBJ-3", None), ("OBJ-'4'", "it's")]
+    by_template = ENGINE.from_string('{% for id, label in targets %}<option value="{{ id }}">{{ id }}{% if label %}'
+                                     ' — {{ label }}{% endif %}</option>{% endfor %}').render({"targets": targets})
+    assert target_options(targets) == by_template
+    assert "&lt;b&gt;&amp;&lt;/b&gt; &quot;recall&quot;" in by_template and "&#x27;4&#x27;" in by_template
+
