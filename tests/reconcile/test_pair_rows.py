@@ -1,13 +1,17 @@
 """`{% pair_row %}` (reconcile/templatetags/pair_rows.py) renders a row from the row template's skeleton for
 rows of its shape: what it prints is what `{% include "reconcile/_pair_row.html" %}` prints, byte for byte;
-and the target choices made in Python (views.context.target_options) are the options the template printed."""
+and the values the rows and the target choices make without Django's helpers (views.context.target_options,
+views.rows) print as those helpers and the template printed them."""
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
 
 import pytest
 from django.db import transaction
 from django.template import Context, TemplateSyntaxError, engines
+from django.template.defaultfilters import date as format_date
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -15,6 +19,7 @@ from hypothesis import strategies as st
 from reconcile import blockers
 from reconcile.templatetags import pair_rows
 from reconcile.views import page as page_view
+from reconcile.views import rows as row_values
 from reconcile.views.context import target_options
 from tests.reconcile.page_factories import build_reconcile_run
 from tests.reconcile.test_coherence_properties import play, step
@@ -112,3 +117,18 @@ def test_the_target_options_are_those_the_template_printed():
     assert target_options(targets) == by_template
     assert "&lt;b&gt;&amp;&lt;/b&gt; &quot;recall&quot;" in by_template and "&#x27;4&#x27;" in by_template
 
+
+@pytest.mark.parametrize("moment", [datetime(2026, 12, 2, 18, 7, 59, tzinfo=timezone.utc), datetime(987, 1, 2, 3, 4),
+                                    datetime(2026, 10, 25, 1, 30, tzinfo=timezone(timedelta(hours=-9, minutes=-30)))])
+def test_a_decided_rows_date_prints_as_the_date_filter_does(moment):
+    assert row_values._minute(moment) == format_date(moment, "Y-m-d H:i")
+
+
+@pytest.mark.parametrize(("url", "text"), [
+    ("/runs/A/reconcile/records/X/propose/?member=m&row=pair-1", "Propose a mapping…"),
+    ('/x?a="1"&b=<2>', "Reject O'Brien & <co>…"),
+    (SafeString("/x?a=1&amp;b=2"), SafeString("<em>kept</em>")),
+])
+def test_a_rows_control_link_prints_as_format_html_does(url, text):
+    assert row_values._opener(url, text) == format_html(
+        '<a class="row-action" href="{0}" hx-get="{0}" hx-target="this" hx-swap="outerHTML">{1}</a>', url, text)
