@@ -35,6 +35,7 @@ PAGE_NAMES = ("can_decide", "correction_base", "csrf_input")
 # never searched for it (they go between the pieces, not through them).
 _TOKEN = secrets.token_hex(8)
 _MARKER = re.compile(f"\x00{_TOKEN}:(\\d+)\x00")
+_MISSING = object()
 _MAX_SKELETONS = 512  # per set of row keys; a few dozen shapes occur
 
 
@@ -109,13 +110,16 @@ def _skeleton(row_template, context, keys: tuple, page: tuple, values: list, sha
     return pieces, slots
 
 
-def render_pair_row(row_template, context, row: dict) -> SafeString:
-    """`row` as `row_template` renders it in `context` (which holds it as `row`)."""
+def render_pair_row(row_template, context, row: dict, by_keys: dict | None = None) -> SafeString:
+    """`row` as `row_template` renders it in `context` (which holds it as `row`); `by_keys`: the template's
+    skeletons (`skeletons_of`), when the caller holds them."""
+    found = [context.get(name, _MISSING) for name in PAGE_NAMES]
     # A page name the context lacks prints as the engine prints a missing variable: it is left out.
-    page = tuple(name for name in PAGE_NAMES if name in context)
+    page = PAGE_NAMES if _MISSING not in found else tuple(n for n, v in zip(PAGE_NAMES, found) if v is not _MISSING)
     keys = (tuple(row), page)
-    values = [*row.values(), *(context[name] for name in page)]
-    by_keys = _BY_TEMPLATE.setdefault(row_template, {})
+    values = [*row.values(), *(v for v in found if v is not _MISSING)]
+    if by_keys is None:
+        by_keys = skeletons_of(row_template)
     shapes = by_keys.get(keys)
     if shapes is None:
         shapes = by_keys[keys] = _Shapes()
@@ -133,21 +137,29 @@ def render_pair_row(row_template, context, row: dict) -> SafeString:
     if skeleton is None:
         return row_template.render(context)
     pieces, slots = skeleton
-    out = [pieces[0]]
-    for slot, piece in zip(slots, pieces[1:]):
-        value = values[slot]
-        out.append(value if type(value) is SafeString else render_value_in_context(value, context))
-        out.append(piece)
+    out = [""] * (len(pieces) + len(slots))  # pieces[0], a value, pieces[1], …, pieces[-1]
+    out[0::2] = pieces
+    out[1::2] = [v if type(v) is SafeString else render_value_in_context(v, context)
+                 for v in map(values.__getitem__, slots)]
     return SafeString("".join(out))
+
+
+def skeletons_of(row_template) -> dict:
+    """{(row keys, page names): _Shapes} of one row template."""
+    found = _BY_TEMPLATE.get(row_template)
+    if found is None:
+        found = _BY_TEMPLATE[row_template] = {}
+    return found
 
 
 class PairRowNode(template.Node):
     def render(self, context):
         cache = context.render_context.dicts[0]
-        row_template = cache.get(self)
-        if row_template is None:
-            row_template = cache[self] = context.template.engine.get_template(ROW_TEMPLATE)
-        return render_pair_row(row_template, context, context["row"])
+        held = cache.get(self)
+        if held is None:
+            row_template = context.template.engine.get_template(ROW_TEMPLATE)
+            held = cache[self] = (row_template, skeletons_of(row_template))
+        return render_pair_row(held[0], context, context["row"], held[1])
 
 
 @register.tag
