@@ -3,17 +3,18 @@ from the template's skeleton for rows of its shape rather than node by node.
 
 A row is a flat dict of some forty values (PairRow.display); the template engine resolving and printing
 them one node at a time was most of a row's rendering (~0.1 ms), and 60 rows are one page. The template
-stays the one place a row's markup is written: for each shape of row (which of its values are set, the
-keys it has, and the values the template compares, such as `row.side`) the template is rendered once with
+stays the one place a row's markup is written: for each shape of row (its keys, which of its values are
+set and of what type, and the values the template compares, such as `row.side`) the template is rendered once with
 stand-ins in place of the values, and its output cut at the stand-ins; each row of that shape is then those
 pieces with its own values between them, each printed as the engine prints a value.
 
 A stand-in is true or false as its value is and compares as its value does, noting that the template
 compared it: a compared value becomes part of the shape (the skeletons made without it are dropped). A
-value the template would pass through a filter or loop over could not be stood in for: `display()` gives
-the template finished values, and a row with a non-empty list (its quotations, rendered through an
-include of their own) is rendered by the template itself. tests/reconcile/test_pair_rows.py holds this
-path to `{% include %}`'s output, byte for byte.
+value the template would pass through a filter, loop over or look into could not be stood in for:
+`display()` gives the template finished values, and a row holding anything but text, numbers and empty
+lists (its quotations, rendered through an include of their own) is rendered by the template itself, and
+a skeleton serves only rows whose values have the types it was made with. tests/reconcile/test_pair_rows.py
+holds this path to `{% include %}`'s output, byte for byte.
 """
 from __future__ import annotations
 
@@ -83,16 +84,27 @@ class _Shapes:
 
     def __init__(self):
         self.compared: tuple[int, ...] = ()  # the slots the template compares
-        self.skeletons: dict[tuple, tuple[list[str], list[int]] | None] = {}
+        self.skeletons: dict[tuple, tuple[list[str], list[int]] | None] = {}  # _shape → cut template
 
 
 _BY_TEMPLATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a template reloaded starts afresh
 
 
+def _flat(value) -> bool:
+    """Whether a stand-in can take `value`'s place: text, a number, a truth value or None (an empty list or
+    tuple goes into the skeleton as itself). Anything else may be looked into by the template."""
+    return value is None or isinstance(value, (str, int, float)) or (type(value) in (list, tuple) and not value)
+
+
+def _shape(values: list, shapes: _Shapes) -> tuple:
+    """Which skeleton a row's values take: their types and truth, and the values the template compares."""
+    return (*map(type, values), *map(bool, values), *(values[n] for n in shapes.compared))
+
+
 def _skeleton(row_template, context, keys: tuple, page: tuple, values: list, shapes: _Shapes) -> tuple | None:
     """The row template rendered with stand-ins, cut into (pieces, slots): pieces[0], values[slots[0]],
-    pieces[1], …; None when the row cannot be stood in for (a non-empty list)."""
-    if any(type(v) in (list, tuple) and v for v in values):
+    pieces[1], …; None when the row cannot be stood in for (a value not `_flat`, such as its quotations)."""
+    if not all(map(_flat, values)):
         return None
     compared: set[int] = set()
     stand_ins = [v if type(v) in (list, tuple) else _StandIn(n, v, compared) for n, v in enumerate(values)]
@@ -124,16 +136,14 @@ def render_pair_row(row_template, context, row: dict, by_keys: dict | None = Non
     if shapes is None:
         shapes = by_keys[keys] = _Shapes()
     try:
-        shape = (*map(bool, values), *(values[n] for n in shapes.compared))
-        skeleton = shapes.skeletons[shape]
-    except KeyError:
+        skeleton = shapes.skeletons.get(_shape(values, shapes), _MISSING)
+    except TypeError:  # a compared value that is not hashable: no skeleton for it
+        skeleton = None
+    if skeleton is _MISSING:
         skeleton = _skeleton(row_template, context, keys[0], page, values, shapes)
-        shape = (*map(bool, values), *(values[n] for n in shapes.compared))
         if len(shapes.skeletons) >= _MAX_SKELETONS:
             shapes.skeletons.clear()
-        shapes.skeletons[shape] = skeleton
-    except TypeError:  # a compared value that is not hashable
-        skeleton = None
+        shapes.skeletons[_shape(values, shapes)] = skeleton
     if skeleton is None:
         return row_template.render(context)
     pieces, slots = skeleton

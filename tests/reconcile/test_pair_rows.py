@@ -110,6 +110,15 @@ def test_it_refuses_a_row_template_that_changes_a_value_as_it_prints_it():
         pair_rows.render_pair_row(row_template, Context({"row": {"label": "x"}}), {"label": "x"})
 
 
+def test_a_row_whose_value_the_template_looks_into_is_rendered_by_the_template():
+    row_template = ENGINE.from_string("<p>{{ row.form.kind }} {% if row.form %}{{ row.label }}{% endif %}</p>").template
+    rows = [{"form": {"kind": "OBJ"}, "label": "a & b"}, {"form": "text", "label": "c"},
+            {"form": {"kind": "<x>"}, "label": ""}]
+    for row in rows:
+        context = Context({"row": row})
+        assert pair_rows.render_pair_row(row_template, context, row) == row_template.render(context)
+
+
 def test_the_target_options_are_those_the_template_printed():
     targets = [("OBJ-1", "Store <b>&</b> \"recall\""), ("OBJ-2", ""), ("OBJ-3", None), ("OBJ-'4'", "it's")]
     by_template = ENGINE.from_string('{% for id, label in targets %}<option value="{{ id }}">{{ id }}{% if label %}'
