@@ -3,12 +3,13 @@ filters a request carries back to the page, the member picker, the counters of w
 controls the user may use, the blockers and the CSRF input rendered once per response."""
 from __future__ import annotations
 
+from html import escape
 from urllib.parse import urlencode
 
 from django.middleware.csrf import get_token
 from django.urls import reverse
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from reviews.access import DECIDE, PROPOSE, has_any_role
 from reviews.models import Run
@@ -79,6 +80,16 @@ def _targets_by_kind(active, kinds: list[str]) -> dict[str, list[tuple[str, str]
         if kind in targets:
             targets[kind].append((canonical_id, label))
     return targets
+
+
+def target_options(targets) -> SafeString:
+    """The <option>s of a target field's datalist, from (canonical ID, label) pairs: the ID, and the label
+    after a dash when there is one. Made here rather than in the templates: the page's datalists hold up
+    to 50 options of each kind, and three template lookups per option were a fifth of what the page at
+    2,000 records costs more than at 20."""
+    return mark_safe("".join(  # noqa: S308 — each value escaped as the template engine would
+        f'<option value="{escape(i)}">{escape(i)}{f" — {escape(label)}" if label else ""}</option>'
+        for i, label in targets))
 
 
 def _kept_query(params) -> str:

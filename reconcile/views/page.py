@@ -30,7 +30,8 @@ from ..word_diffs import stored_diffs
 from ..forms import BulkAcceptForm, PageFilterForm
 from ..models import CanonicalRecord, Decidable, Mapping
 from .runs import counters_context
-from .context import (KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _targets_by_kind)
+from .context import (KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _targets_by_kind,
+                      target_options)
 from .bulk import undo_key
 from .independent import review_banner
 from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, markdown_diff_html, _grouped)
@@ -124,7 +125,8 @@ def _view_context(request, run: Run, filters: PageFilterForm, controls: dict) ->
         "rows": rows,  # `rows_html` shows them; the table says when there are none
         **_issues_panel(request, run, members, selected, issues_scope),
         "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
-        "targets_by_kind": _targets_by_kind(targets, kinds_present),
+        "target_options": {kind: target_options(choices)
+                           for kind, choices in _targets_by_kind(targets, kinds_present).items()},
         **blockers_context(run, standing),
         "query": _kept_query(request.GET),
     }
@@ -256,8 +258,8 @@ def target_choices(request, run_id: str):
     """The target choices of one kind matching what the reviewer typed (`target`): a datalist's options."""
     run = run_for(request, run_id)
     kind, typed = request.GET.get("kind", "")[:3], request.GET.get("target", "").strip()[:120]
-    return render(request, "reconcile/run_reconcile.html#target-options",
-                  {"targets": [(i, label) for i, _k, label in selectors.active_targets(run, kind=kind, matching=typed)]})
+    return render(request, "reconcile/run_reconcile.html#target-options", {"options": target_options(
+        (i, label) for i, _k, label in selectors.active_targets(run, kind=kind, matching=typed))})
 
 
 @login_required

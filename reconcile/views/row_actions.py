@@ -23,7 +23,7 @@ from .. import services
 from ..dispositions import mapping_name
 from ..forms import ProposeForm, RejectCanonicalForm
 from ..models import CanonicalRecord, Mapping
-from .context import _back_to_page, _csrf_input, _kept_query, _swap_context, _targets_by_kind
+from .context import _back_to_page, _csrf_input, _kept_query, _swap_context, _targets_by_kind, target_options
 from .rows import _actions, _grouped, _rows_of
 
 
@@ -102,7 +102,7 @@ def propose_mapping(request, run_id: str, source: str):
         targets = _targets_by_kind(selectors.active_targets(run), [kind])[kind]
         row = request.GET.get("row", "")
         return _row_action_page(request, run, {"propose": _propose_form(request, run, source, row=row),
-                                               "source": source, "targets": targets})
+                                               "source": source, "target_options": target_options(targets)})
     form = ProposeForm(request.POST)
     status, message, message_class, mapping = 200, "", "", None
     if not form.is_valid():
