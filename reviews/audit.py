@@ -74,13 +74,15 @@ _UNSTORABLE_CHARS = re.compile("[\x00\ud800-\udfff]")
 # which turns the trail into webhook deliveries) registers here from its AppConfig.ready, so reviews
 # never imports it. A hook is a wake-up, not the record: what it missed (a process that died between
 # the commit and the call) is still in the trail, and whoever it wakes reads the trail from its own mark.
-_committed_hooks: list[Callable[[int], None]] = []
+# Each hook comes with the test of the events it is for (`wants(action, after)`), or None for every event.
+_committed_hooks: list[tuple[Callable[[int], None], Callable[[str, Any], bool] | None]] = []
 
 
-def on_event_committed(hook: Callable[[int], None]) -> None:
-    """Call `hook(event_pk)` after the commit of every event record_event writes (once per hook)."""
-    if hook not in _committed_hooks:
-        _committed_hooks.append(hook)
+def on_event_committed(hook: Callable[[int], None], *, wants: Callable[[str, Any], bool] | None = None) -> None:
+    """Call `hook(event_pk)` after the commit of every event record_event writes (once per hook); with `wants`,
+    only of the events for which `wants(action, after)` is true (`after` as stored, made plain JSON)."""
+    if all(known is not hook for known, _wants in _committed_hooks):
+        _committed_hooks.append((hook, wants))
 
 
 @dataclass(frozen=True)
@@ -317,8 +319,9 @@ def record_event(
             event.save(force_insert=True)
             if run is not None:
                 _advance_head(run, event)
-        for hook in _committed_hooks:
-            transaction.on_commit(partial(hook, event.pk))
+        for hook, wants in _committed_hooks:
+            if wants is None or wants(action, event.after):
+                transaction.on_commit(partial(hook, event.pk))
         return event
 
 
