@@ -49,7 +49,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, Callable
 
 import rfc8785
@@ -225,25 +225,45 @@ def _advance_head(run: Run, event: AuditEvent) -> None:
     run.audit_head_seq, run.audit_head_hash = event.seq, event.hash
 
 
-def _insert_at_head(run: Run, event: AuditEvent, run_fields=()) -> None:
+def _insert_at_head(run: Run, event: AuditEvent, run_fields=(), token_id: int | None = None) -> bool | None:
     """Insert `event` and move the run's chain head to it (saving `run_fields` of `run` too) in one
     statement, a data-modifying CTE: every service writes at least one event, and the upload's ingest
-    writes three (issue 23 item 7)."""
-    query = InsertQuery(AuditEvent)
-    query.insert_values([f for f in AuditEvent._meta.local_concrete_fields if not f.primary_key], [event])
-    [(insert, params)] = query.get_compiler(connection=connection).as_sql()
-    pk = AuditEvent._meta.pk.column
+    writes three (issue 23 item 7). With `token_id`, the same statement re-checks that API token as
+    confirm_token does (its row read FOR SHARE) and returns whether it is live (None: no such token);
+    the caller raises, and the transaction rolls back with the event."""
     fields = [Run._meta.get_field(name) for name in run_fields]
-    sets = "".join(f', "{f.column}" = %s' for f in fields)
-    values = [f.get_db_prep_save(f.pre_save(run, False), connection) for f in fields]
+    params = [f.get_db_prep_save(f.pre_save(event, True), connection) for f in _EVENT_FIELDS]
+    params += [event.seq, event.hash, *(f.get_db_prep_save(f.pre_save(run, False), connection) for f in fields),
+               run.pk]
+    if token_id is not None:
+        params.append(token_id)
     with connection.cursor() as cursor:
-        cursor.execute(f'WITH "event" AS ({insert} RETURNING "{pk}") UPDATE "{Run._meta.db_table}" '
-                       f'SET "audit_head_seq" = %s, "audit_head_hash" = %s{sets} WHERE "id" = %s '
-                       f'RETURNING (SELECT "{pk}" FROM "event")',
-                       [*params, event.seq, event.hash, *values, run.pk])
-        event.pk = cursor.fetchone()[0]
+        cursor.execute(_insert_at_head_sql(tuple(run_fields), token_id is not None), params)
+        event.pk, live = cursor.fetchone()
     event._state.adding, event._state.db = False, connection.alias
     run.audit_head_seq, run.audit_head_hash = event.seq, event.hash
+    return live
+
+
+_EVENT_FIELDS = [f for f in AuditEvent._meta.local_concrete_fields if not f.primary_key]
+
+
+@lru_cache(maxsize=64)
+def _insert_at_head_sql(run_fields: tuple[str, ...], check_token: bool) -> str:
+    """_insert_at_head's statement, compiled by the ORM once per process and shape (PostgreSQL only): its text
+    does not depend on the values, whose parameters are prepared per event as the ORM's compiler prepares
+    them (each field's pre_save, then get_db_prep_save). Compiled on every event, it cost more CPU than it
+    took PostgreSQL to run it (the upload's, DESIGN §11 "uploads")."""
+    query = InsertQuery(AuditEvent)
+    query.insert_values(_EVENT_FIELDS, [AuditEvent(run_id=0, seq=0, created_at=timezone.now())])
+    [(insert, _params)] = query.get_compiler(connection=connection).as_sql()
+    pk = AuditEvent._meta.pk.column
+    sets = "".join(f', "{Run._meta.get_field(name).column}" = %s' for name in run_fields)
+    token = (f'(SELECT "revoked_at" IS NULL FROM "{ApiToken._meta.db_table}" WHERE "id" = %s FOR SHARE)'
+             if check_token else "NULL")
+    return (f'WITH "event" AS ({insert} RETURNING "{pk}") UPDATE "{Run._meta.db_table}" '
+            f'SET "audit_head_seq" = %s, "audit_head_hash" = %s{sets} WHERE "id" = %s '
+            f'RETURNING (SELECT "{pk}" FROM "event"), {token}')
 
 
 class TokenRevoked(Exception):
@@ -255,6 +275,8 @@ def confirm_token(actor: Actor) -> None:
 
     On PostgreSQL the token row is read FOR SHARE: a revocation that starts now waits for this commit, so
     a change is either committed under a live token or not at all (issue 23: a token revoked mid-upload).
+    record_event does the same for an event of a run on PostgreSQL inside the statement that inserts it
+    (_insert_at_head): one round trip fewer for every such event.
     """
     if actor.token_id is None:
         return
@@ -263,7 +285,10 @@ def confirm_token(actor: Actor) -> None:
         cursor.execute(f"SELECT revoked_at FROM {ApiToken._meta.db_table} WHERE id = %s{share}", [actor.token_id])
         row = cursor.fetchone()
     if row is None or row[0] is not None:
-        raise TokenRevoked("This token was revoked while the request ran; nothing was stored.")
+        raise TokenRevoked(_REVOKED)
+
+
+_REVOKED = "This token was revoked while the request ran; nothing was stored."
 
 
 def record_event(
@@ -292,7 +317,9 @@ def record_event(
     # Inside the caller's transaction no savepoint of its own: an event that cannot be written must
     # roll back the change it records, and two fewer statements per event matter on the upload path.
     with transaction.atomic(savepoint=False):
-        confirm_token(actor)
+        in_statement = run is not None and connection.vendor == "postgresql"  # the token re-checked by the insert
+        if not in_statement:
+            confirm_token(actor)
         if head_known and run is not None:
             last = (run.audit_head_seq, run.audit_head_hash) if run.audit_head_seq else None
         else:
@@ -311,8 +338,10 @@ def record_event(
             prev_hash=prev_hash,
         )
         event.hash = event_hash(prev_hash, chain_payload(event))
-        if run is not None and connection.vendor == "postgresql":
-            _insert_at_head(run, event, run_fields)
+        if in_statement:
+            live = _insert_at_head(run, event, run_fields, actor.token_id)
+            if actor.token_id is not None and not live:
+                raise TokenRevoked(_REVOKED)
         else:
             if run is not None and run_fields:
                 run.save(update_fields=list(run_fields))
