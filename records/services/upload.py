@@ -58,7 +58,7 @@ def ingest_member_report(
     sha256 = archives.sha256_hex(content)
     filename = _clean_filename(filename, role)
     with transaction.atomic():
-        locked_run = lock_run(run) if isinstance(run, Run) else _locked_run(run)
+        locked_run = lock_run(run)
         if uploader is not None and ADMIN not in roles_of(uploader) and not locked_run.has_participant(uploader):
             raise NotParticipant(locked_run.run_id)
         if not locked_run.accepts_uploads:
@@ -92,18 +92,6 @@ def ingest_member_report(
         run.status, run.status_reason, run.failed_from = (locked_run.status, locked_run.status_reason,
                                                           locked_run.failed_from)
     return version, created
-
-
-def _locked_run(run_id: str) -> Run:
-    """The run named `run_id`, row-locked (Run.DoesNotExist when there is none): the lock every writer of the
-    run takes first (reviews.audit.lock_run). A raw statement, as _locked_member's: the ORM compiled this
-    one-row read for about three times the CPU of running it."""
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    run = next(iter(Run.objects.raw(f'SELECT * FROM "{Run._meta.db_table}" WHERE "run_id" = %s{lock}', [run_id])),
-               None)
-    if run is None:
-        raise Run.DoesNotExist(f"no run {run_id!r}")
-    return run
 
 
 def _locked_member(run: Run, role: str) -> MemberReport:

@@ -399,3 +399,27 @@ def test_the_timeline_needs_a_login_and_a_role(client, outsider, run_factory):
 @pytest.mark.django_db
 def test_the_timeline_answers_404_for_an_unknown_run(browser):
     assert browser.get("/runs/AAS-2026-01-01-nope-01/audit/").status_code == 404
+
+
+# lock_run: the lock every writer of a run takes first.
+
+@pytest.mark.django_db(transaction=True)
+def test_lock_run_reads_the_run_fresh_by_its_row_or_its_run_id(run_factory):
+    from reviews.audit import lock_run
+    from reviews.models import Run
+
+    run = run_factory()
+    Run.objects.filter(pk=run.pk).update(title="changed elsewhere")
+    with transaction.atomic():
+        by_row, by_id = lock_run(run), lock_run(run.run_id)
+    assert by_row.pk == by_id.pk == run.pk and by_row.title == by_id.title == "changed elsewhere"
+    with transaction.atomic(), pytest.raises(Run.DoesNotExist):
+        lock_run("AAS-2026-01-01-nothing-here-01")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_lock_run_outside_a_transaction_is_refused(run_factory):
+    from reviews.audit import lock_run
+
+    with pytest.raises(transaction.TransactionManagementError):
+        lock_run(run_factory())
