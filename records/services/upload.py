@@ -65,7 +65,8 @@ def ingest_member_report(
             raise refuse_closed_run(locked_run, "an upload")
         member = _locked_member(locked_run, role)
         plan = ANSWERS.check(run=locked_run, role=role, text=text, answers=answers,
-                             current_version_id=member.current_version_id, identical=member.current_sha256 == sha256)
+                             current_version_id=member.current_version_id, identical=member.current_sha256 == sha256,
+                             open_ids=member.open_request_ids)
         if member.current_sha256 == sha256:
             version, created = _current_version(member), False
             queued = _retry_if_failed(version)
@@ -96,20 +97,27 @@ def ingest_member_report(
 
 def _locked_member(run: Run, role: str) -> MemberReport:
     """The run's member for `role`, row-locked, with the number and SHA-256 of its current version
-    (`current_number`, `current_sha256`: None before its first); created on its first upload (the run's lock
+    (`current_number`, `current_sha256`: None before its first) and the ids of the correction requests open
+    against it (`open_request_ids`, oldest first, read by the same statement when the app that keeps them
+    says how: records.services.answering; None when not read); created on its first upload (the run's lock
     is held, so nobody else creates it meanwhile).
 
     A raw statement because it was the upload's dearest: compiling this join through the ORM (select_related,
     defer, FOR UPDATE OF) took about four times the CPU of running it.
     """
     lock = " FOR UPDATE OF m" if connection.features.has_select_for_update_of else ""
+    open_ids = ANSWERS.open_ids_sql() if connection.vendor == "postgresql" else None
+    column, params = (f", {open_ids[0]} AS open_request_ids", open_ids[1]) if open_ids else ("", [])
     member = next(iter(MemberReport.objects.raw(
-        f"SELECT m.*, v.version AS current_number, v.sha256 AS current_sha256 "
+        f"SELECT m.*, v.version AS current_number, v.sha256 AS current_sha256{column} "
         f"FROM {MemberReport._meta.db_table} m LEFT JOIN {MemberVersion._meta.db_table} v "
-        f"ON v.id = m.current_version_id WHERE m.run_id = %s AND m.role = %s{lock}", [run.pk, role])), None)
+        f"ON v.id = m.current_version_id WHERE m.run_id = %s AND m.role = %s{lock}", [*params, run.pk, role])),
+        None)
     if member is None:
         member = MemberReport.objects.create(run=run, role=role)
-        member.current_number = member.current_sha256 = None
+        member.current_number = member.current_sha256 = member.open_request_ids = None
+    elif not open_ids:
+        member.open_request_ids = None
     return member
 
 
