@@ -244,21 +244,27 @@ def _advance_head(run: Run, event: AuditEvent) -> None:
     run.audit_head_seq, run.audit_head_hash = event.seq, event.hash
 
 
-def _insert_at_head(run: Run, event: AuditEvent, run_fields=(), token_id: int | None = None) -> bool | None:
+def _insert_at_head(run: Run, event: AuditEvent, run_fields=(), token_id: int | None = None,
+                    with_event: WithEvent | None = None) -> bool | None:
     """Insert `event` and move the run's chain head to it (saving `run_fields` of `run` too) in one
     statement, a data-modifying CTE: every service writes at least one event, and the upload's ingest
     writes three (issue 23 item 7). With `token_id`, the same statement re-checks that API token as
     confirm_token does (its row read FOR SHARE) and returns whether it is live (None: no such token);
-    the caller raises, and the transaction rolls back with the event."""
+    the caller raises, and the transaction rolls back with the event. `with_event`: the caller's change,
+    written by the same statement (its CTEs first), its value set."""
     fields = [Run._meta.get_field(name) for name in run_fields]
-    params = [f.get_db_prep_save(f.pre_save(event, True), connection) for f in _EVENT_FIELDS]
+    params = list(with_event.params) if with_event else []
+    params += [f.get_db_prep_save(f.pre_save(event, True), connection) for f in _EVENT_FIELDS]
     params += [event.seq, event.hash, *(f.get_db_prep_save(f.pre_save(run, False), connection) for f in fields),
                run.pk]
     if token_id is not None:
         params.append(token_id)
     with connection.cursor() as cursor:
-        cursor.execute(_insert_at_head_sql(tuple(run_fields), token_id is not None), params)
-        event.pk, live = cursor.fetchone()
+        cursor.execute(_insert_at_head_sql(tuple(run_fields), token_id is not None,
+                                           (with_event.ctes, with_event.returning) if with_event else None), params)
+        event.pk, live, *carried = cursor.fetchone()
+    if with_event:
+        with_event.value = carried[0]
     event._state.adding, event._state.db = False, connection.alias
     run.audit_head_seq, run.audit_head_hash = event.seq, event.hash
     return live
@@ -268,7 +274,7 @@ _EVENT_FIELDS = [f for f in AuditEvent._meta.local_concrete_fields if not f.prim
 
 
 @lru_cache(maxsize=64)
-def _insert_at_head_sql(run_fields: tuple[str, ...], check_token: bool) -> str:
+def _insert_at_head_sql(run_fields: tuple[str, ...], check_token: bool, carried: tuple[str, str] | None) -> str:
     """_insert_at_head's statement, compiled by the ORM once per process and shape (PostgreSQL only): its text
     does not depend on the values, whose parameters are prepared per event as the ORM's compiler prepares
     them (each field's pre_save, then get_db_prep_save). Compiled on every event, it cost more CPU than it
@@ -280,9 +286,28 @@ def _insert_at_head_sql(run_fields: tuple[str, ...], check_token: bool) -> str:
     sets = "".join(f', "{Run._meta.get_field(name).column}" = %s' for name in run_fields)
     token = (f'(SELECT "revoked_at" IS NULL FROM "{ApiToken._meta.db_table}" WHERE "id" = %s FOR SHARE)'
              if check_token else "NULL")
-    return (f'WITH "event" AS ({insert} RETURNING "{pk}") UPDATE "{Run._meta.db_table}" '
+    ctes, returning = (f"{carried[0]}, ", f", {carried[1]}") if carried else ("", "")
+    return (f'WITH {ctes}"event" AS ({insert} RETURNING "{pk}") UPDATE "{Run._meta.db_table}" '
             f'SET "audit_head_seq" = %s, "audit_head_hash" = %s{sets} WHERE "id" = %s '
-            f'RETURNING (SELECT "{pk}" FROM "event"), {token}')
+            f'RETURNING (SELECT "{pk}" FROM "event"), {token}{returning}')
+
+
+@dataclass
+class WithEvent:
+    """A change of the caller's that the statement inserting its event writes too (PostgreSQL, an event of a
+    run: `carries_changes`): the change and its event in one round trip. `ctes`: data-modifying CTEs
+    (`"name" AS (INSERT … RETURNING …), …`, none named "event") with their `params`; `returning`: one SQL
+    expression over them (`(SELECT "id" FROM "name")`), whose value record_event puts in `value`."""
+
+    ctes: str
+    params: list
+    returning: str
+    value: Any = None
+
+
+def carries_changes(run: Run | None) -> bool:
+    """Whether record_event can write a WithEvent for an event of `run` (elsewhere the caller writes it)."""
+    return run is not None and connection.vendor == "postgresql"
 
 
 class TokenRevoked(Exception):
@@ -321,6 +346,7 @@ def record_event(
     after: Any = None,
     head_known: bool = False,
     run_fields: tuple[str, ...] | list[str] = (),
+    with_event: WithEvent | None = None,
 ) -> AuditEvent:
     """Append one event to the run's chain, and move the run's chain head to it, in the caller's transaction.
 
@@ -331,12 +357,15 @@ def record_event(
     upload and the parse, issue 23 item 7); were they not, the (run, seq)
     constraint refuses the event rather than fork the chain. `run_fields`: fields
     of `run` the caller changed and would save just before the event, saved by
-    the same statement that moves the head instead (its status, say).
+    the same statement that moves the head instead (its status, say). `with_event`: a change of the
+    caller's that the event's own statement writes (only where carries_changes(run); ValueError elsewhere).
     """
     # Inside the caller's transaction no savepoint of its own: an event that cannot be written must
     # roll back the change it records, and two fewer statements per event matter on the upload path.
     with transaction.atomic(savepoint=False):
-        in_statement = run is not None and connection.vendor == "postgresql"  # the token re-checked by the insert
+        in_statement = carries_changes(run)  # the token re-checked by the insert
+        if with_event is not None and not in_statement:
+            raise ValueError("record_event carries a change only for an event of a run on PostgreSQL")
         if not in_statement:
             confirm_token(actor)
         if head_known and run is not None:
@@ -358,7 +387,7 @@ def record_event(
         )
         event.hash = event_hash(prev_hash, chain_payload(event))
         if in_statement:
-            live = _insert_at_head(run, event, run_fields, actor.token_id)
+            live = _insert_at_head(run, event, run_fields, actor.token_id, with_event)
             if actor.token_id is not None and not live:
                 raise TokenRevoked(_REVOKED)
         else:
