@@ -12,16 +12,18 @@ class EventsConfig(AppConfig):
         from reviews.audit import on_event_committed
 
         from . import tasks
+        from .feed import may_be_delivered
         from .services import jobs
 
         jobs.FAN_OUT.bind(tasks.fan_out_events)
         jobs.DELIVER.bind(tasks.deliver_webhook)
-        on_event_committed(wake_fan_out)
+        on_event_committed(wake_fan_out, wants=may_be_delivered)
 
 
 def wake_fan_out(event_pk: int) -> None:
-    """After an event's commit: the fan-out reads the trail from its mark (the event is in there); one queued
-    fan-out serves every event committed before it starts (events/wakes.py)."""
+    """After the commit of an event some subscription may be owed (events.feed.may_be_delivered): the fan-out
+    reads the trail from its mark (the event is in there); one queued fan-out serves every event committed
+    before it starts (events/wakes.py)."""
     from . import wakes
 
     wakes.wake()

@@ -76,6 +76,19 @@ def event_types(action: str, after) -> tuple[str, ...]:
     return _RENAMED.get(action, (action,))
 
 
+# What a subscription may name (events.services.webhooks refuses any other type), and what one that names
+# none gets: every delivery the fan-out makes is of one of these types.
+SUBSCRIBABLE = frozenset(EVENT_TYPES)
+
+
+def may_be_delivered(action: str, after) -> bool:
+    """Whether an audit event can owe any subscription a delivery: one of its types is SUBSCRIBABLE. Only these
+    wake the fan-out (events/apps.py); it reads the others too, when another event or the sweep wakes it, and
+    makes nothing of them. So an upload (`member.uploaded`), which no subscription can receive, costs no
+    round trip to Redis, with no cache of the subscriptions to keep fresh."""
+    return not SUBSCRIBABLE.isdisjoint(event_types(action, after))
+
+
 @dataclass(frozen=True, order=True)
 class Cursor:
     txid: int

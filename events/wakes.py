@@ -1,8 +1,9 @@
 """Wake-ups of the fan-out, coalesced: one fan-out queued at a time, however many events commit meanwhile.
 
-Every commit that writes an event wakes the fan-out (reviews.audit.on_event_committed), and the fan-out
-reads the trail from its own mark (events/services/deliveries.py), so one fan-out that *starts reading*
-after an event's commit delivers it. A wake therefore queues a fan-out only when none is queued and not
+Every commit that writes an event a subscription may be owed wakes the fan-out
+(reviews.audit.on_event_committed, events.feed.may_be_delivered), and the fan-out reads the trail from
+its own mark (events/services/deliveries.py), so one fan-out that *starts reading* after an event's
+commit delivers it. A wake therefore queues a fan-out only when none is queued and not
 yet started: it sets a mark in Redis (SET NX, beside the queue it names), and skips the publish when the
 mark was already there; the fan-out task deletes the mark *before* it reads the trail. So an event whose
 wake found the mark committed before the queued fan-out deletes it, and thus before that fan-out reads:

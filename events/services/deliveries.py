@@ -2,8 +2,8 @@
 
 The fan-out is a reader of the event feed with a mark of its own (FanOutMark), so it inherits the
 feed's guarantee (events/feed.py): no event is passed over, whatever order transactions commit
-in. It is woken after every commit that wrote an event (reviews.audit.on_event_committed) and by
-the sweep, so a wake-up lost with a dying process or a broker that is down costs latency, not
+in. It is woken after every commit that wrote an event a subscription may be owed
+(reviews.audit.on_event_committed, events.feed.may_be_delivered) and by the sweep, so a wake-up lost with a dying process or a broker that is down costs latency, not
 events. A delivery is made once per (subscription, event, type) by a unique constraint, and an
 attempt claims its delivery with a conditional UPDATE, so duplicate tasks send nothing twice.
 """

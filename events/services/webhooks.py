@@ -7,7 +7,7 @@ from django.utils import timezone
 from reviews.audit import Actor, record_event
 
 from ..addresses import checked_target
-from ..feed import EVENT_TYPES
+from ..feed import EVENT_TYPES, SUBSCRIBABLE
 from ..models import Delivery, Webhook
 from ..secrets import new_secret, seal
 from .jobs import DELIVER
@@ -24,7 +24,8 @@ def _described(webhook: Webhook) -> dict:
 
 
 def _clean_types(event_types) -> list[str]:
-    unknown = sorted(set(event_types) - set(EVENT_TYPES))
+    # Only SUBSCRIBABLE types: the fan-out is woken for no other (events.feed.may_be_delivered).
+    unknown = sorted(set(event_types) - SUBSCRIBABLE)
     if unknown:
         raise WebhookRefused(f"unknown event types {', '.join(unknown)}; use any of {', '.join(EVENT_TYPES)}")
     return sorted(set(event_types))

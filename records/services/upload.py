@@ -11,7 +11,7 @@ from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
 from reviews.access import ADMIN, roles_of
-from reviews.audit import Actor, lock_run, record_event
+from reviews.audit import Actor, WithEvent, carries_changes, lock_run, record_event
 from reviews.models import Run
 
 from .. import archives
@@ -58,14 +58,16 @@ def ingest_member_report(
     sha256 = archives.sha256_hex(content)
     filename = _clean_filename(filename, role)
     with transaction.atomic():
-        locked_run = lock_run(run) if isinstance(run, Run) else _locked_run(run)
+        locked_run = lock_run(run)
         if uploader is not None and ADMIN not in roles_of(uploader) and not locked_run.has_participant(uploader):
             raise NotParticipant(locked_run.run_id)
         if not locked_run.accepts_uploads:
             raise refuse_closed_run(locked_run, "an upload")
         member = _locked_member(locked_run, role)
         plan = ANSWERS.check(run=locked_run, role=role, text=text, answers=answers,
-                             current_version_id=member.current_version_id, identical=member.current_sha256 == sha256)
+                             current_version_id=member.current_version_id, identical=member.current_sha256 == sha256,
+                             open_ids=member.open_request_ids)
+        carried = None
         if member.current_sha256 == sha256:
             version, created = _current_version(member), False
             queued = _retry_if_failed(version)
@@ -78,6 +80,10 @@ def ingest_member_report(
             action = "member.uploaded"
             after = {"role": role, "version": version.version, "sha256": sha256, "size": len(content),
                      "filename": filename}
+            # Stored by the event's own statement, unless the answers need its row first (or on SQLite).
+            carried = _version_with_event(member, version) if plan is None and carries_changes(locked_run) else None
+            if carried is None:
+                _store_version(member, version)
         answered = ANSWERS.apply(plan, version=version)
         if answered:
             after["answered"] = answered
@@ -87,41 +93,40 @@ def ingest_member_report(
         # The run's move is saved by the statement that writes its event.
         record_event(run=locked_run, actor=actor, action=action, object_type="member_version",
                      object_id=version_label(role, version.version), after=after, head_known=True,
-                     run_fields=Run.STATUS_FIELDS if move else ())
+                     run_fields=Run.STATUS_FIELDS if move else (), with_event=carried)
+        if carried is not None:
+            _stored(member, version, carried.value)
+        if created:
+            PARSE.after_commit(version.pk)
     if isinstance(run, Run):
         run.status, run.status_reason, run.failed_from = (locked_run.status, locked_run.status_reason,
                                                           locked_run.failed_from)
     return version, created
 
 
-def _locked_run(run_id: str) -> Run:
-    """The run named `run_id`, row-locked (Run.DoesNotExist when there is none): the lock every writer of the
-    run takes first (reviews.audit.lock_run). A raw statement, as _locked_member's: the ORM compiled this
-    one-row read for about three times the CPU of running it."""
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    run = next(iter(Run.objects.raw(f'SELECT * FROM "{Run._meta.db_table}" WHERE "run_id" = %s{lock}', [run_id])),
-               None)
-    if run is None:
-        raise Run.DoesNotExist(f"no run {run_id!r}")
-    return run
-
-
 def _locked_member(run: Run, role: str) -> MemberReport:
     """The run's member for `role`, row-locked, with the number and SHA-256 of its current version
-    (`current_number`, `current_sha256`: None before its first); created on its first upload (the run's lock
+    (`current_number`, `current_sha256`: None before its first) and the ids of the correction requests open
+    against it (`open_request_ids`, oldest first, read by the same statement when the app that keeps them
+    says how: records.services.answering; None when not read); created on its first upload (the run's lock
     is held, so nobody else creates it meanwhile).
 
     A raw statement because it was the upload's dearest: compiling this join through the ORM (select_related,
     defer, FOR UPDATE OF) took about four times the CPU of running it.
     """
     lock = " FOR UPDATE OF m" if connection.features.has_select_for_update_of else ""
+    open_ids = ANSWERS.open_ids_sql() if connection.vendor == "postgresql" else None
+    column, params = (f", {open_ids[0]} AS open_request_ids", open_ids[1]) if open_ids else ("", [])
     member = next(iter(MemberReport.objects.raw(
-        f"SELECT m.*, v.version AS current_number, v.sha256 AS current_sha256 "
+        f"SELECT m.*, v.version AS current_number, v.sha256 AS current_sha256{column} "
         f"FROM {MemberReport._meta.db_table} m LEFT JOIN {MemberVersion._meta.db_table} v "
-        f"ON v.id = m.current_version_id WHERE m.run_id = %s AND m.role = %s{lock}", [run.pk, role])), None)
+        f"ON v.id = m.current_version_id WHERE m.run_id = %s AND m.role = %s{lock}", [*params, run.pk, role])),
+        None)
     if member is None:
         member = MemberReport.objects.create(run=run, role=role)
-        member.current_number = member.current_sha256 = None
+        member.current_number = member.current_sha256 = member.open_request_ids = None
+    elif not open_ids:
+        member.open_request_ids = None
     return member
 
 
@@ -143,31 +148,38 @@ def _start_validating(run: Run, *, reason: str) -> dict | None:
 
 def _new_version(*, member: MemberReport, filename: str, content: bytes, sha256: str,
                  actor: Actor) -> MemberVersion:
+    """The member's next version, not stored yet (_store_version, or the upload's event: _version_with_event)."""
     # Versions are only made here and each becomes current, so the current one holds the highest number.
     number = member.current_number + 1 if member.current_version_id else 1
-    version = MemberVersion(
+    return MemberVersion(
         member=member, version=number, filename=filename, content=content, sha256=sha256, size=len(content),
         uploaded_by=actor.label, queued_at=timezone.now(),
     )
+
+
+def _store_version(member: MemberReport, version: MemberVersion) -> None:
+    """Insert `version` and make it the member's current one, by statements of their own."""
     if connection.vendor == "postgresql":
-        _insert_as_current(member, version)
+        with connection.cursor() as cursor:
+            cursor.execute(_insert_as_current_sql(), [*_version_params(version), member.pk])
+            _stored(member, version, cursor.fetchone()[0])
     else:
         version.save(force_insert=True)
         member.current_version = version
         member.save(update_fields=["current_version"])
-    PARSE.after_commit(version.pk)
-    return version
 
 
-def _insert_as_current(member: MemberReport, version: MemberVersion) -> None:
-    """Insert `version` and make it the member's current one in one statement (a data-modifying CTE), as
-    reviews.audit writes an event and moves the chain head: two round trips fewer per upload is a measurable
-    part of a 33 KB upload's cost under load (DESIGN §11 "uploads"). The member's foreign key to the new row
-    is checked at commit (Django's constraints are deferred)."""
-    params = [f.get_db_prep_save(f.pre_save(version, True), connection) for f in _VERSION_FIELDS]
-    with connection.cursor() as cursor:
-        cursor.execute(_insert_as_current_sql(), [*params, member.pk])
-        version.pk = cursor.fetchone()[0]
+def _version_with_event(member: MemberReport, version: MemberVersion) -> WithEvent:
+    """Insert `version` and make it the member's current one in the statement that writes the upload's event
+    (reviews.audit.WithEvent): one round trip for the three rows and the run's chain head, where they took
+    three, then two (DESIGN §11 "uploads"). The member's foreign key to the new row is checked at commit
+    (Django's constraints are deferred)."""
+    ctes, returning = _version_ctes()
+    return WithEvent(ctes=ctes, params=[*_version_params(version), member.pk], returning=returning)
+
+
+def _stored(member: MemberReport, version: MemberVersion, pk: int) -> None:
+    version.pk = pk
     version._state.adding, version._state.db = False, connection.alias
     member.current_version = version
 
@@ -175,17 +187,30 @@ def _insert_as_current(member: MemberReport, version: MemberVersion) -> None:
 _VERSION_FIELDS = [f for f in MemberVersion._meta.local_concrete_fields if not f.primary_key]
 
 
+def _version_params(version: MemberVersion) -> list:
+    """The insert's parameters, prepared as the ORM's compiler prepares them (pre_save, then get_db_prep_save)."""
+    return [f.get_db_prep_save(f.pre_save(version, True), connection) for f in _VERSION_FIELDS]
+
+
 @functools.cache
-def _insert_as_current_sql() -> str:
-    """_insert_as_current's statement, compiled by the ORM once per process (PostgreSQL only): its text does
-    not depend on the values, whose parameters are prepared per upload as the ORM's compiler prepares them
-    (each field's pre_save, then get_db_prep_save). Compiling it on every upload cost more CPU than running it."""
+def _version_ctes() -> tuple[str, str]:
+    """The version's insert and the member's move to it as data-modifying CTEs (PostgreSQL), and the expression
+    that reads the new version's id: compiled by the ORM once per process, since its text does not depend on
+    the values (compiling it on every upload cost more CPU than running it)."""
     query = InsertQuery(MemberVersion)
     query.insert_values(_VERSION_FIELDS, [MemberVersion(member_id=0, version=0, sha256="", size=0)])
     [(insert, _params)] = query.get_compiler(connection=connection).as_sql()
     pk = MemberVersion._meta.pk.column
-    return (f'WITH "version" AS ({insert} RETURNING "{pk}") UPDATE "{MemberReport._meta.db_table}" '
-            f'SET "current_version_id" = (SELECT "{pk}" FROM "version") WHERE "id" = %s RETURNING "current_version_id"')
+    return (f'"version" AS ({insert} RETURNING "{pk}"), "current" AS (UPDATE "{MemberReport._meta.db_table}" '
+            f'SET "current_version_id" = (SELECT "{pk}" FROM "version") WHERE "id" = %s '
+            f'RETURNING "current_version_id")', '(SELECT "current_version_id" FROM "current")')
+
+
+@functools.cache
+def _insert_as_current_sql() -> str:
+    """_version_ctes as a statement of its own (an upload whose answers need the version's row first)."""
+    ctes, returning = _version_ctes()
+    return f"WITH {ctes} SELECT {returning}"
 
 
 def _retry_if_failed(version: MemberVersion) -> bool:

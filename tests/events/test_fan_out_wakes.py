@@ -17,11 +17,13 @@ from django.db import connection, transaction
 
 from config.celery import app as celery_app
 from events import addresses, wakes
+from events.feed import EVENT_TYPES, SUBSCRIBABLE, event_types
 from events.models import Delivery, FanOutMark
 from events.services import deliveries
 from events.services.deliveries import MARK
 from events.services.jobs import DELIVER, FAN_OUT
 from events.tasks import fan_out_events
+from records import services
 from reviews.audit import Actor, record_event
 from tests.conftest import ROOT, wait_until
 from tests.events.receiver import Receiver
@@ -82,9 +84,10 @@ def request_correction(run, text: str):
 
 def test_it_queues_one_fan_out_for_the_events_committed_before_it_starts(queued, hook, run_factory, broker):
     fan_outs, _ = queued
-    run = run_factory()  # its run.created event queues the fan-out...
+    run = run_factory()
+    first = request_correction(run, "cite it")  # its wake queues the fan-out...
     assert len(fan_outs.calls) == 1 and broker.exists(wakes.mark_key())
-    events = [request_correction(run, f"cite it {n}") for n in range(3)]  # ...which these wait for
+    events = [first] + [request_correction(run, f"cite it {n}") for n in range(2)]  # ...which these wait for
     assert len(fan_outs.calls) == 1
     fan_out_events()  # the worker takes the queued fan-out: every event is read by it
     assert not broker.exists(wakes.mark_key())
@@ -118,7 +121,7 @@ def test_an_event_committed_while_the_fan_out_reads_queues_the_next_one(queued, 
 def test_the_sweep_queues_a_fan_out_past_a_mark_whose_publish_was_lost(queued, hook, run_factory, broker):
     fan_outs, _ = queued
     run = run_factory()
-    fan_outs.calls.clear()  # the run's fan-out was never published (a process died after the SET)
+    broker.set(wakes.mark_key(), "1", ex=wakes.MARK_SECONDS)  # a process died after the SET, before its publish
     event = request_correction(run, "cite it")
     assert fan_outs.calls == [] and broker.exists(wakes.mark_key())
     deliveries.sweep_deliveries()
@@ -136,16 +139,86 @@ def test_a_wake_queues_the_fan_out_when_redis_refuses_the_mark(queued, run_facto
             raise redis.ConnectionError("refused")
 
     monkeypatch.setattr(wakes, "_redis", lambda: Refusing())
-    run_factory()
-    request_correction(run_factory(), "cite it")
-    assert len(fan_outs.calls) == 3  # one per event: without a mark, nothing is skipped
+    run = run_factory()
+    request_correction(run, "cite it")
+    request_correction(run, "and this")
+    assert len(fan_outs.calls) == 2  # one per event: without a mark, nothing is skipped
 
 
 def test_tasks_run_in_process_fan_out_at_every_wake(run_factory, monkeypatch, broker):
     calls = []
     monkeypatch.setattr(FAN_OUT, "tasks", [type("T", (), {"name": "f", "apply_async": lambda *a, **k: calls.append(1)})])
-    request_correction(run_factory(), "cite it")
+    run = run_factory()
+    request_correction(run, "cite it")
+    request_correction(run, "and this")
     assert len(calls) == 2 and not broker.exists(wakes.mark_key())
+
+
+# Only the events a subscription may be owed wake the fan-out (events.feed.may_be_delivered).
+
+# An action that is each type a subscription may name, with the `after` that makes it that type.
+_ACTION_OF = {"member.validated": ("run.validated", {"run_status": None}),
+              "run.in_review": ("run.validated", {"run_status": {"after": "in_review"}}),
+              "run.failed": ("run.validated", {"run_status": {"after": "failed"}}),
+              "run.final": ("run.finalized", None)}
+
+
+def test_an_event_no_subscription_can_be_owed_wakes_no_fan_out(queued, hook, run_factory, broker):
+    fan_outs, _ = queued
+    broker.delete(wakes.mark_key())
+    run = run_factory()  # run.created
+    services.ingest_member_report(run=run, role="memory", filename="m.md", content=b"# memory\n",
+                                  actor=Actor("token:agent-1"))  # member.uploaded
+    record_event(run=run, actor=Actor("token:agent-1"), action="webhook.created", object_type="webhook",
+                 object_id=1)  # a type of its own name that no subscription may name
+    assert fan_outs.calls == [] and not broker.exists(wakes.mark_key())
+
+
+@pytest.mark.parametrize("event_type", EVENT_TYPES)
+def test_every_type_a_subscription_may_name_wakes_the_fan_out(queued, agent, run_factory, broker, monkeypatch,
+                                                              event_type):
+    """A subscription made just now, to any type it may name, gets its event through the wake the event's
+    commit queues: the rule keeps nothing that a new subscription could outdate."""
+    from events.services import create_webhook
+
+    fan_outs, _ = queued
+    monkeypatch.setattr(addresses, "resolve", lambda host, port: ["93.184.216.34"])
+    run = run_factory()
+    fan_out_events()
+    create_webhook(owner=agent.user, url="https://hooks.example/aas", event_types=[event_type], run_ids=[],
+                   actor=Actor("token:agent-1", agent.user.pk))
+    fan_out_events()
+    fan_outs.calls.clear()
+    action, after = _ACTION_OF.get(event_type, (event_type, None))
+    assert event_type in event_types(action, after)
+    event = record_event(run=run, actor=Actor("token:reviewer-1"), action=action, object_type="run",
+                         object_id=run.run_id, after=after)
+    assert fan_outs.calls == [()]
+    fan_out_events()
+    assert list(Delivery.objects.values_list("event_id", "event_type")) == [(event.pk, event_type)]
+
+
+def test_the_events_that_woke_no_fan_out_are_read_past_by_the_next(queued, hook, run_factory):
+    fan_outs, _ = queued
+    run = run_factory()
+    services.ingest_member_report(run=run, role="memory", filename="m.md", content=b"# memory\n",
+                                  actor=Actor("token:agent-1"))
+    assert fan_outs.calls == []
+    event = request_correction(run, "cite it")
+    assert fan_outs.calls == [()]
+    fan_out_events()
+    assert list(Delivery.objects.values_list("event_id", flat=True)) == [event.pk]
+    assert FanOutMark.objects.get(name=MARK).cursor.endswith(f"-{event.pk}")  # past the upload's event too
+
+
+def test_a_subscription_may_name_no_type_the_fan_out_is_not_woken_for(agent, monkeypatch):
+    from events.services import WebhookRefused, create_webhook
+
+    monkeypatch.setattr(addresses, "resolve", lambda host, port: ["93.184.216.34"])
+    assert SUBSCRIBABLE == set(EVENT_TYPES)
+    with pytest.raises(WebhookRefused):
+        create_webhook(owner=agent.user, url="https://hooks.example/aas", event_types=["member.uploaded"],
+                       run_ids=[], actor=Actor("token:agent-1", agent.user.pk))
 
 
 # With a real worker: the promise end to end.

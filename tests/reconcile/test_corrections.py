@@ -106,6 +106,23 @@ def test_an_upload_that_answers_nothing_while_a_request_is_open_is_refused_whole
     assert versions(memory_run) == before
 
 
+def test_the_upload_reads_the_open_requests_with_its_member_row(memory_run, reviewer, agent):
+    """No statement of their own (one fewer per upload, DESIGN §11 "uploads"), and still every open request,
+    oldest first."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    wanted = [raise_one(reviewer, memory_run, text=t)["id"] for t in ("first", "second", "third")]
+    with CaptureQueriesContext(connection) as seen:
+        reply = upload(agent, memory_run, corrected(MEMORY))
+    assert reply.status_code == 400 and reply.json()["error"]["details"]["requests"] == wanted
+    statements = [q["sql"] for q in seen.captured_queries]
+    assert any("records_memberreport" in sql and '"state" = ' in sql for sql in statements)  # the ids, with the row
+    assert not any(sql.startswith('SELECT "id" FROM "reconcile_correctionrequest"') for sql in statements)
+    answers = [{"request": pk, "answer": "declined", "text": "no"} for pk in wanted]
+    assert upload(agent, memory_run, corrected(MEMORY), answers=answers).status_code == 201
+
+
 def test_too_many_answers_are_refused(memory_run, reviewer, agent):
     raise_one(reviewer, memory_run)
     reply = upload(agent, memory_run, corrected(MEMORY), answers="- corrected: one\n- declined: two\n")

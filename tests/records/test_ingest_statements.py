@@ -40,3 +40,33 @@ def test_an_upload_and_its_parse_take_at_most_25_statements_and_write_three_even
     assert list(AuditEvent.objects.filter(run=run).exclude(action="run.created").order_by("seq")
                 .values_list("action", flat=True)) == ["member.uploaded", "member.parsed", "run.validated"]
     assert verify_chain(run).ok
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_uploads_version_its_members_move_and_its_event_are_one_statement(run_factory, monkeypatch):
+    """reviews.audit.WithEvent: the version row, the member's current version and the event (with the run's
+    chain head and status) are written by the event's own statement, and read back as written."""
+    run = run_factory()
+    monkeypatch.setattr(queue.Job, "send", lambda job, *args: None)
+    services.ingest_member_report(run=run, role="memory", filename="a.md", content=seed_bytes("002"), actor=ACTOR)
+    with CaptureQueriesContext(connection) as upload:
+        version, created = services.ingest_member_report(run=run, role="memory", filename="b.md",
+                                                         content=seed_bytes("002") + b"\nmore\n", actor=ACTOR)
+    writes = [q["sql"] for q in upload.captured_queries if "INSERT INTO" in q["sql"] or q["sql"].startswith("UPDATE")]
+    assert len(writes) == 1 and "records_memberversion" in writes[0] and "reviews_auditevent" in writes[0]
+    stored = MemberVersion.objects.select_related("member").get(pk=version.pk)
+    assert created and stored.version == 2 and stored.member.current_version_id == version.pk
+    assert bytes(stored.content) == seed_bytes("002") + b"\nmore\n"
+    event = AuditEvent.objects.get(run=run, action="member.uploaded", object_id="memory/v2")
+    assert event.after["sha256"] == stored.sha256
+    run.refresh_from_db()
+    assert run.status == "validating" and run.audit_head_seq == event.seq and verify_chain(run).ok
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_change_is_carried_by_an_event_only_where_its_statement_can(run_factory):
+    from reviews.audit import WithEvent, record_event
+
+    with pytest.raises(ValueError):
+        record_event(run=None, actor=ACTOR, action="test.step", object_type="run", object_id="-",
+                     with_event=WithEvent(ctes='"x" AS (SELECT 1)', params=[], returning="1"))

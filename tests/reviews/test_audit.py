@@ -119,6 +119,49 @@ def test_each_event_links_to_the_previous_one_and_recomputes_from_the_stored_row
     assert stored.hash == hashlib.sha256(first.hash.encode() + canonical_json(chain_payload(stored))).hexdigest()
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("token_state", ["revoked", "deleted"])
+def test_an_event_of_a_revoked_or_deleted_token_is_refused_by_its_own_insert(run_factory, token_state):
+    """On PostgreSQL the token is re-checked by the statement that inserts the event (no statement of its own):
+    refused, the event and the change it records roll back together, and the chain head stays."""
+    from reviews.audit import TokenRevoked
+    from reviews.models import ApiToken, Run
+    from reviews.services import issue_token, revoke_token
+
+    run = run_factory()
+    token, _key = issue_token(name="agent-x", role="agent", actor=Actor.command("test"))
+    actor = Actor(label="token:agent-x", user_id=token.user_id, token_id=token.pk)
+    kept = _append(run, actor=actor)[0]  # a live token: written
+    head = Run.objects.values_list("audit_head_seq", "audit_head_hash").get(pk=run.pk)
+    if token_state == "revoked":
+        revoke_token(token=token, actor=Actor.command("test"))
+    else:
+        ApiToken.objects.filter(pk=token.pk).delete()
+    with pytest.raises(TokenRevoked), transaction.atomic():
+        Run.objects.filter(pk=run.pk).update(title="changed under a dead token")
+        _append(run, actor=actor)
+    assert list(AuditEvent.objects.filter(run=run, actor="token:agent-x").values_list("pk", flat=True)) == [kept.pk]
+    assert Run.objects.values_list("audit_head_seq", "audit_head_hash", "title").get(pk=run.pk)[:2] == head
+    assert Run.objects.get(pk=run.pk).title != "changed under a dead token"
+    assert verify_chain(run).ok
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_token_is_re_checked_without_a_statement_of_its_own(run_factory):
+    from django.test.utils import CaptureQueriesContext
+
+    from reviews.services import issue_token
+
+    run = run_factory()
+    token, _key = issue_token(name="agent-y", role="agent", actor=Actor.command("test"))
+    with CaptureQueriesContext(connection) as plain:
+        _append(run)
+    with CaptureQueriesContext(connection) as with_token:
+        _append(run, actor=Actor(label="token:agent-y", user_id=token.user_id, token_id=token.pk))
+    assert len(with_token.captured_queries) == len(plain.captured_queries)
+    assert any("FOR SHARE" in q["sql"] and "INSERT" in q["sql"] for q in with_token.captured_queries)
+
+
 @pytest.mark.django_db
 def test_events_without_a_run_form_a_chain_of_their_own(run_factory):
     run_factory()
@@ -356,3 +399,27 @@ def test_the_timeline_needs_a_login_and_a_role(client, outsider, run_factory):
 @pytest.mark.django_db
 def test_the_timeline_answers_404_for_an_unknown_run(browser):
     assert browser.get("/runs/AAS-2026-01-01-nope-01/audit/").status_code == 404
+
+
+# lock_run: the lock every writer of a run takes first.
+
+@pytest.mark.django_db(transaction=True)
+def test_lock_run_reads_the_run_fresh_by_its_row_or_its_run_id(run_factory):
+    from reviews.audit import lock_run
+    from reviews.models import Run
+
+    run = run_factory()
+    Run.objects.filter(pk=run.pk).update(title="changed elsewhere")
+    with transaction.atomic():
+        by_row, by_id = lock_run(run), lock_run(run.run_id)
+    assert by_row.pk == by_id.pk == run.pk and by_row.title == by_id.title == "changed elsewhere"
+    with transaction.atomic(), pytest.raises(Run.DoesNotExist):
+        lock_run("AAS-2026-01-01-nothing-here-01")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_lock_run_outside_a_transaction_is_refused(run_factory):
+    from reviews.audit import lock_run
+
+    with pytest.raises(transaction.TransactionManagementError):
+        lock_run(run_factory())
