@@ -241,7 +241,8 @@ def kept_for_head(run: Run, name: str, compute, *, store: KeptByHead = _KEPT):
     writes an event on the run's chain in the same transaction, so a head names one state of the run: a
     page that read the run at its request's start and changes nothing (the reconciliation page's GET)
     reuses what was computed for that state instead of going over every record and mapping again (issue
-    23 item 5). Approval, the API and the answers to decisions compute theirs afresh.
+    23 item 5). Approval and the API build theirs from scratch; a decision's answer builds its own from the
+    last standing (`run_standing(kept=True)`), never keeping it under a head.
     """
     if active_world(run) is not None:
         # A reviewer's own review pass laid over the rows: what it shows is theirs alone (blind to others,
