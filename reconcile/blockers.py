@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import functools
 
-from django.db.models import Value
-from django.db.models.functions import Coalesce
 from django.urls import reverse
 
 from records import archives
@@ -97,10 +95,8 @@ def run_facts(run: Run, versions: list[MemberVersion] | None = None, *, kept_rec
     deciding = tuple((v.pk, v.member.role, v.status, v.attempts, v.claimed_at, v.parsed_at) for v in versions
                      if v.member.role not in SEEDING_ROLES)
     records = _record_facts(deciding) if kept_records else _record_facts.__wrapped__(deciding)
-    mappings = list(map(d.MappingFact._make, (  # rows as they come: 50,000 of them after every decision
-        Mapping.objects.filter(run=run).order_by("pk").annotate(
-            role=Coalesce("source_record__member_version__member__role", Value("")))
-        .values_list("pk", "source", "relation", "target", "state", "rationale", "role"))))
+    member_of = _members_of(deciding) if kept_records else {r.pk: r.member for r in records}
+    mappings = _mapping_facts(run, member_of)
     canonical = [d.CanonicalFact(canonical_id=c[0], state=c[1], rationale=c[2], source_record_id=c[3])
                  for c in CanonicalRecord.objects.filter(run=run).values_list(
                      "canonical_id", "state", "rationale", "source_record_id")]
@@ -113,6 +109,27 @@ def run_facts(run: Run, versions: list[MemberVersion] | None = None, *, kept_rec
     return d.RunFacts(run_id=run.run_id, records=tuple(records), mappings=tuple(mappings),
                       canonical=tuple(canonical), issues=tuple(issues), amendments=tuple(_amendments(versions)),
                       preconditions=tuple(_preconditions(run, versions)))
+
+
+def _mapping_facts(run: Run, member_of: dict[int, str]) -> list[d.MappingFact]:
+    """The run's mappings as facts, 50,000 of them after every decision: read from their own table alone,
+    each source record's member taken from `member_of` (record pk → role: the declarations' facts), and
+    only for a record outside those (a seeding member's, an earlier version's) from its member's row."""
+    rows = list(Mapping.objects.filter(run=run).order_by("pk").values_list(
+        "pk", "source", "relation", "target", "state", "rationale", "source_record_id"))
+    missing = {row[6] for row in rows if row[6] is not None and row[6] not in member_of}
+    if missing:
+        member_of = member_of | dict(Record.objects.filter(pk__in=missing)
+                                     .values_list("pk", "member_version__member__role"))
+    member, fact = member_of.get, d.MappingFact._make
+    return [fact((pk, source, relation, target, state, rationale, member(record, "")))
+            for pk, source, relation, target, state, rationale, record in rows]
+
+
+@functools.lru_cache(maxsize=4)
+def _members_of(versions: tuple) -> dict[int, str]:
+    """Record pk → member role of `_record_facts(versions)`, kept beside them (never changed: callers copy)."""
+    return {r.pk: r.member for r in _record_facts(versions)}
 
 
 @functools.lru_cache(maxsize=4)
@@ -232,6 +249,7 @@ def forget_kept(*, views_only: bool = False) -> None:
         store.clear()
     if not views_only:
         _record_facts.cache_clear()
+        _members_of.cache_clear()
 
 
 def kept_for_head(run: Run, name: str, compute, *, store: KeptByHead = _KEPT):
@@ -241,8 +259,10 @@ def kept_for_head(run: Run, name: str, compute, *, store: KeptByHead = _KEPT):
     writes an event on the run's chain in the same transaction, so a head names one state of the run: a
     page that read the run at its request's start and changes nothing (the reconciliation page's GET)
     reuses what was computed for that state instead of going over every record and mapping again (issue
-    23 item 5). Approval and the API build theirs from scratch; a decision's answer builds its own from the
-    last standing (`run_standing(kept=True)`), never keeping it under a head.
+    23 item 5). Approval and the API build theirs from scratch. A decision's answer asks it for the run read
+    again after its service returned (`views.context._standing_for`): built from the last standing
+    (`run_standing(kept=True)`) and kept for the head that decision left, it is what the page view after
+    the answer reads.
     """
     if active_world(run) is not None:
         # A reviewer's own review pass laid over the rows: what it shows is theirs alone (blind to others,

@@ -15,7 +15,7 @@ from reviews.access import DECIDE, PROPOSE, has_any_role
 from reviews.models import Run
 
 from .. import dispositions, services
-from ..blockers import run_standing
+from ..blockers import kept_for_head, kept_standing
 from ..panels import blockers_context, final_notice
 
 
@@ -46,12 +46,23 @@ def _progress(run: Run) -> dict:
     }
 
 
+def _run_now(request, run: Run) -> Run:
+    """`run` read again once per response, after the decision's service returned: its chain head names the
+    state the answer shows."""
+    now = getattr(request, "_reconcile_run_now", None)
+    if now is None or now.pk != run.pk:
+        now = request._reconcile_run_now = Run.objects.get(pk=run.pk)
+    return now
+
+
 def _standing_for(request, run: Run) -> dispositions.Standing:
     """The run's standing, read once per response: the rows, the out-of-band rows and the blockers of
-    one answer to a decision all show the same state (read after the decision's service returned)."""
+    one answer to a decision all show the same state (read after the decision's service returned). Kept
+    for the chain head the decision left (`blockers.kept_standing`), so the page view that follows the
+    answer reads it instead of building it again."""
     cached = getattr(request, "_reconcile_standing", None)
     if cached is None or cached[0] != run.pk:
-        cached = (run.pk, run_standing(run, kept=True))
+        cached = (run.pk, kept_standing(_run_now(request, run)))
         request._reconcile_standing = cached
     return cached[1]
 
@@ -106,6 +117,7 @@ def _back_to_page(run: Run, request, anchor: str = "") -> str:
 def _swap_context(request, run: Run) -> dict:
     """What every fragment answering a POST needs besides its rows; the counters go out of band."""
     query = _kept_query(request.GET)
-    return {"run": run, "progress": _progress(run), **_controls(request, run),
+    return {"run": run, "progress": kept_for_head(_run_now(request, run), "progress", _progress),
+            **_controls(request, run),
             **blockers_context(run, _standing_for(request, run)),
             "csrf_input": _csrf_input(request), "query": query, "oob": True}

@@ -120,3 +120,26 @@ def test_a_kept_view_is_the_view_built_afresh_after_any_decisions(client, review
         fresh = client.get(url).content
         assert _without_tokens(kept) == _without_tokens(fresh)
         transaction.set_rollback(True)
+
+
+def test_the_view_after_a_decision_reads_the_standing_its_answer_left(client, reviewer, monkeypatch, builds):
+    """A decision posted from a row (htmx) answers with the standing after it, kept for the chain head it
+    left: the page view that follows builds its rows again, not the run's standing, and shows the decision."""
+    client.force_login(reviewer.user)
+    run, member = build_reconcile_run(records=20, run_id="AAS-2026-12-03-kept-01")
+    url = _url(run, member=member)
+    client.get(url)
+    standings = []  # the run's facts read for a standing
+    real = blockers.run_facts
+    monkeypatch.setattr(blockers, "run_facts", lambda *a, **k: standings.append(1) or real(*a, **k))
+    mapping = Mapping.objects.filter(run=run, score=0.95).order_by("pk").first()
+    answer = client.post(f"/runs/{run.run_id}/reconcile/mappings/{mapping.pk}/decide/?member={member}",
+                         {"decision": "accept", "rationale": "same slug", "version": mapping.version},
+                         HTTP_HX_REQUEST="true")
+    assert answer.status_code == 200 and standings  # the coherence check's, and the answer's own
+    answered = len(standings)
+    after = client.get(url).content
+    assert len(standings) == answered, "the view after the answer built the standing again"
+    assert len(builds) == 2 and f'id="pair-{mapping.pk}" class="pair state-accepted'.encode() in after
+    # What was kept is the standing a build from scratch gives for that state.
+    assert blockers.kept_standing(type(run).objects.get(pk=run.pk)).blockers == blockers.run_standing(run).blockers

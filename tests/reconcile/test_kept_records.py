@@ -50,3 +50,27 @@ def test_a_decision_reuses_the_records_read_and_a_new_parse_reads_them_again(run
     after = blockers.run_facts(run, kept_records=True).records
     assert after == blockers.run_facts(run).records
     assert {r.pk for r in after if r.member == "memory"}.isdisjoint({r.pk for r in before if r.member == "memory"})
+
+
+def test_each_mapping_fact_names_the_member_its_source_record_belongs_to(run_factory):
+    """`run_facts` reads the mappings from their own table and takes each source record's member from the
+    records' facts, or from the record's row when it is not among them (a seeding member's record, an
+    earlier version's): an independent join says the same member for every mapping, "" without a record."""
+    from django.db.models import Value
+    from django.db.models.functions import Coalesce
+
+    run = run_factory()
+    upload_file(run, "result", seed_path("000"))
+    upload_file(run, "memory", seed_path("002"))
+    first = Mapping.objects.filter(run=run, source_record__isnull=False).order_by("pk").first()
+    # A mapping whose record is not a current declaration: pointed at the seeding result's record.
+    seeded = Record.objects.filter(member_version__member__run=run, member_version__member__role="result").first()
+    assert first is not None and seeded is not None
+    Mapping.objects.filter(pk=first.pk).update(source_record=seeded)
+    blockers.forget_kept()
+    joined = dict(Mapping.objects.filter(run=run).annotate(
+        role=Coalesce("source_record__member_version__member__role", Value(""))).values_list("pk", "role"))
+    for kept in (True, False):
+        facts = {m.pk: m.member for m in blockers.run_facts(run, kept_records=kept).mappings}
+        assert facts == joined
+    assert joined[first.pk] == "result" and "" in joined.values() and "memory" in joined.values()
