@@ -14,6 +14,8 @@ Parts (run all, or name some: `bench/benchmark.py ingest latency`):
 - page: the reconciliation page at 20, 2,000 and 20,000 records and the member page at 20 to 50,000
   (bench/bench_pages.py);
 - passes: the reconciliation page with two submitted review passes (bench/bench_passes.py);
+- bulk: a bulk accept of every suggestion at 20 and 2,000 records, single review and in a pass: ms and
+  statements per mapping (bench/bench_bulk.py);
 - latency: upload → validated and approve → final for the seed run, and a
   generated 2 MB report, through Redis and a real worker process the bench
   starts (and stops) on a queue of its own;
@@ -44,6 +46,7 @@ import time
 import uuid
 
 
+from bench_bulk import bench_bulk
 from bench_common import ROOT, delete_queue, prepare_database, redis_answers, report, seed_files
 from bench_load import bench_reads, bench_slow_clients
 from bench_pages import bench_pages, profile_pages
@@ -86,7 +89,7 @@ def main():
             return
         # `bench/benchmark.py latency uploads` runs only those parts; no argument runs every part.
         wanted = ({arg for arg in sys.argv[1:] if not arg.startswith("-")}
-                  or {"ingest", "page", "latency", "uploads", "reads", "slow", "passes"})
+                  or {"ingest", "page", "latency", "uploads", "reads", "slow", "passes", "bulk"})
         if "ingest" in wanted:
             bench_ingest()
         if "page" in wanted:
@@ -101,6 +104,8 @@ def main():
             bench_slow_clients(database_url, redis_url)
         if "passes" in wanted:
             bench_passes_page()
+        if "bulk" in wanted:
+            bench_bulk()
     finally:
         from django.db import connections
 

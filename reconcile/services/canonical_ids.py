@@ -1,7 +1,7 @@
 """Canonical IDs: how a stated ID resolves, and how numbers are allocated (monotonic, never reused)."""
 from __future__ import annotations
 
-from typing import Collection
+from typing import Callable, Collection, Iterable
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -62,7 +62,31 @@ def _resolver(run: Run):
 
 
 def _resolve_target(run: Run, target: str) -> str:
-    return _resolver(run)(target) if target else target
+    """`_resolver(run)(target)`, reading only what `resolve_stated_id` can consult for this one target
+    (see `resolve_one`). Every acceptance resolves its target: reading the whole run's canonical IDs
+    and accepted mappings here, as `_resolver` does, made a bulk accept quadratic in the run."""
+    return resolve_one(
+        target,
+        lambda ids: set(CanonicalRecord.objects.filter(run=run, canonical_id__in=ids)
+                        .values_list("canonical_id", flat=True)),
+        lambda source: Mapping.objects.filter(run=run, state=State.ACCEPTED, source=source).only(
+            "pk", "source", "relation", "target", "state"))
+
+
+def resolve_one(target: str, existing: Callable[[set[str]], set[str]],
+                accepted_from: Callable[[str], Iterable[Mapping]]) -> str:
+    """How `resolve_stated_id` resolves `target`, given `existing(ids)`, which of `ids` are canonical
+    IDs of the run, and `accepted_from(source)`, the run's accepted mappings from `source`: it asks
+    about `target` and its bare numbered form only, and about the mappings from `target` only when
+    neither is a canonical ID (resolve_stated_id answers from the canonical IDs first)."""
+    if not target:
+        return target
+    canonical_ids = existing({target, canonical_id_for(target)[0]})
+    if canonical_ids:
+        resolved = resolve_stated_id(target, canonical_ids, {})
+        if resolved != target or target in canonical_ids:
+            return resolved
+    return resolve_stated_id(target, canonical_ids, accepted_targets(accepted_from(target)))
 
 
 def _insert_once(row) -> bool:

@@ -12,7 +12,8 @@ from reviews.models import Run
 
 from ..models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 from .amendments import CARRIED, DECIDED_STATES, _follow_decided_mapping, _linked_mappings, current_amendment_decisions
-from .canonical_ids import _kind_of, _resolve_target
+from .acceptance import BulkReads, DecisionReads
+from .canonical_ids import _kind_of
 from .coherence import refuse_incoherent
 from ..passes.world import in_review_pass
 from ..errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
@@ -90,10 +91,14 @@ def _read_for_decision(model, pk: int, expected_version: int | None, decision: s
     return current, _check_transition(current, decision)
 
 
+# A member version's bytes and parse: what a decision never reads of its record's report (2 MB for a large one).
+_REPORT_BYTES = ("source_record__member_version__content", "source_record__member_version__parsed")
+
+
 def _fresh(model, pk):
     query = model.objects.all()
     if model is Mapping:
-        query = query.select_related("source_record__member_version__member")
+        query = query.select_related("source_record__member_version__member").defer(*_REPORT_BYTES)
     elif model is AmendmentDecision:
         query = query.select_related("member_version__member").defer("member_version__content",
                                                                      "member_version__parsed")
@@ -110,68 +115,92 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
     another decision is refused (IncoherentDecision) unless `check_coherence` is off (bulk accept,
     where approval's blockers still catch it)."""
     rationale = _check_decision(decision, rationale)
-    target = (target or "").strip()
     run = mapping.run
     with transaction.atomic():
         _ensure_open(run)
         current, new_state = _read_for_decision(Mapping, mapping.pk, expected_version, decision)
-        before = mapping_snapshot(current)
-        extra: dict[str, Any] = {}
-        record = current.source_record
-        if decision == ACCEPT:
-            chosen = target or current.target
-            if current.relation != Mapping.Relation.NEW:
-                chosen = _resolve_target(run, chosen)
-                if (chosen and not CanonicalRecord.objects.filter(run=run, canonical_id=chosen).exists()
-                        and current_declaration(run, chosen) is not None):
-                    raise TargetNotSettled(chosen)
-            _check_target(run, source=current.source, kind=record.kind if record else _kind_of(current.source),
-                          relation=current.relation, target=chosen, allow_own=True)
-            # One place per record (DESIGN §5): a second accepted mapping, of any relation, would
-            # state two places for it in the result.
-            other = (Mapping.objects.filter(run=run, source=current.source, state=State.ACCEPTED)
-                     .exclude(pk=current.pk).first())
-            if other is not None:
-                raise InvalidDecision(f"Not accepted: {current.source} already has its place, "
-                                      f"{item_name(other)} is accepted. A record has one place: reject this "
-                                      f"one as the alternative, or reopen that one first")
-        values = _decision_values(new_state, rationale, actor,
-                                  member_sha256=record.member_version.sha256 if record else "",
-                                  content_sha256=record.content_sha256 if record else "")
-        if decision == ACCEPT:
-            values["target"] = chosen
-        try:
-            with transaction.atomic():
-                _claim(Mapping, current, expected_version, **values)
-        except IntegrityError:
-            raise InvalidDecision(f"Another open mapping proposes {item_name(current)} again; "
-                                  f"decide that one instead") from None
-        if decision == ACCEPT and current.relation == Mapping.Relation.NEW:
-            canonical, created = _allocate(run, current, values["target"])
-            Mapping.objects.filter(pk=current.pk).update(target=canonical.canonical_id)
-            extra = {"canonical_id": canonical.canonical_id, "canonical_created": created}
-        if decision == REOPEN and before["state"] == State.ACCEPTED and current.relation == Mapping.Relation.NEW:
-            # The allocated ID stays burnt: the canonical record is rejected, never renumbered.
-            withdrawn = CanonicalRecord.objects.filter(
-                run=run, canonical_id=current.target, origin=CanonicalRecord.Origin.MAPPING,
-                source_record_id=current.source, state=CanonicalRecord.State.ACTIVE,
-            ).update(state=CanonicalRecord.State.REJECTED, version=F("version") + 1,
-                     rationale=f"withdrawn when {item_name(current)} was reopened: {rationale}")
-            if withdrawn:
-                extra = {"canonical_withdrawn": current.target}
-        if decision == ACCEPT and check_coherence:
-            refuse_incoherent(run, f"mapping:{current.pk}")
-        result = _fresh(Mapping, current.pk)
-        # A supersession amendment follows its mapping; this event is the decision of both.
-        followed = _follow_decided_mapping(run, result)
-        if followed:
-            extra = extra | {"amendments": followed}
-        record_event(run=run, actor=actor, action=f"mapping.{_PAST[decision]}", object_type="mapping",
-                     object_id=result.pk, before=before,
-                     after=mapping_snapshot(result) | extra | {
-                         "decided_member_sha256": result.decided_member_sha256,
-                         "decided_content_sha256": result.decided_content_sha256})
+        return _decide_mapping(run, current, new_state, decision, rationale, actor, expected_version,
+                               target=(target or "").strip(), check_coherence=check_coherence,
+                               reads=DecisionReads(run))
+
+
+def _decide_mapping(run: Run, current: Mapping, new_state: str, decision: str, rationale: str, actor: Actor,
+                    expected_version: int | None, *, target: str, check_coherence: bool,
+                    reads: DecisionReads, in_bulk: bool = False) -> Mapping:
+    """decide_mapping on `current`, the mapping as it is now in the caller's transaction (the run
+    locked, `new_state` the state `decision` leads to), reading the run through `reads`.
+
+    `in_bulk` (bulk_accept): `run` is the row lock_run returned in this transaction, and every event
+    of the run since went through it, so its chain head is known (record_event's `head_known`); and
+    the decided row is what this function wrote over `current` (nothing else in the transaction
+    writes it), so it is not read back."""
+    before = mapping_snapshot(current)
+    extra: dict[str, Any] = {}
+    canonical = None
+    record = current.source_record
+    if decision == ACCEPT:
+        chosen = target or current.target
+        if current.relation != Mapping.Relation.NEW:
+            chosen = reads.resolve(chosen)
+            if chosen and reads.canonical(chosen) is None and current_declaration(run, chosen) is not None:
+                raise TargetNotSettled(chosen)
+        _check_target(run, source=current.source, kind=record.kind if record else _kind_of(current.source),
+                      relation=current.relation, target=chosen, allow_own=True, canonical=reads.canonical)
+        # One place per record (DESIGN §5): a second accepted mapping, of any relation, would
+        # state two places for it in the result.
+        other = reads.placed(current.source, other_than=current.pk)
+        if other is not None:
+            raise InvalidDecision(f"Not accepted: {current.source} already has its place, "
+                                  f"{item_name(other)} is accepted. A record has one place: reject this "
+                                  f"one as the alternative, or reopen that one first")
+    values = _decision_values(new_state, rationale, actor,
+                              member_sha256=record.member_version.sha256 if record else "",
+                              content_sha256=record.content_sha256 if record else "")
+    if decision == ACCEPT:
+        values["target"] = chosen
+    try:
+        with transaction.atomic():
+            _claim(Mapping, current, expected_version, **values)
+    except IntegrityError:
+        raise InvalidDecision(f"Another open mapping proposes {item_name(current)} again; "
+                              f"decide that one instead") from None
+    if decision == ACCEPT and current.relation == Mapping.Relation.NEW:
+        canonical, created = _allocate(run, current, values["target"])
+        Mapping.objects.filter(pk=current.pk).update(target=canonical.canonical_id)
+        values["target"] = canonical.canonical_id
+        extra = {"canonical_id": canonical.canonical_id, "canonical_created": created}
+    if decision == REOPEN and before["state"] == State.ACCEPTED and current.relation == Mapping.Relation.NEW:
+        # The allocated ID stays burnt: the canonical record is rejected, never renumbered.
+        withdrawn = CanonicalRecord.objects.filter(
+            run=run, canonical_id=current.target, origin=CanonicalRecord.Origin.MAPPING,
+            source_record_id=current.source, state=CanonicalRecord.State.ACTIVE,
+        ).update(state=CanonicalRecord.State.REJECTED, version=F("version") + 1,
+                 rationale=f"withdrawn when {item_name(current)} was reopened: {rationale}")
+        if withdrawn:
+            extra = {"canonical_withdrawn": current.target}
+    if decision == ACCEPT and check_coherence:
+        refuse_incoherent(run, f"mapping:{current.pk}")
+    result = _as_claimed(current, expected_version, values) if in_bulk else _fresh(Mapping, current.pk)
+    # A supersession amendment follows its mapping; this event is the decision of both.
+    followed = _follow_decided_mapping(run, result)
+    if followed:
+        extra = extra | {"amendments": followed}
+    record_event(run=run, actor=actor, action=f"mapping.{_PAST[decision]}", object_type="mapping",
+                 object_id=result.pk, before=before, head_known=in_bulk,
+                 after=mapping_snapshot(result) | extra | {
+                     "decided_member_sha256": result.decided_member_sha256,
+                     "decided_content_sha256": result.decided_content_sha256})
+    if decision == ACCEPT:
+        reads.accepted(result, canonical)
     return result
+
+
+def _as_claimed(current: Mapping, expected_version: int, values: dict[str, Any]) -> Mapping:
+    """`current` as `_claim(…, expected_version, **values)` left its row (and the allocation its target)."""
+    for name, value in values.items():
+        setattr(current, name, value)
+    current.version = expected_version + 1
+    return current
 
 
 _PAST = {ACCEPT: "accepted", REJECT: "rejected", REOPEN: "reopened", CARRY: "carried"}
@@ -273,7 +302,7 @@ def bulk_accept_candidates(run: Run, min_score: float):
     (what its preview lists)."""
     return (Mapping.objects.filter(run=run, origin=Mapping.Origin.SUGGESTED, state=State.PROPOSED,
                                    score__gte=min_score)
-            .select_related("source_record__member_version__member").order_by("pk"))
+            .select_related("source_record__member_version__member").defer(*_REPORT_BYTES).order_by("pk"))
 
 
 def bulk_accept_suggestions(*, run: Run, min_score: float, actor: Actor, rationale: str,
@@ -287,22 +316,41 @@ def bulk_accept(*, run: Run, min_score: float, actor: Actor, rationale: str,
                 only: list[int] | None = None) -> list[Mapping]:
     """Accept the open suggestions scoring at least `min_score` (of `only`, the pks the reviewer's
     preview listed, when given: never a row the preview did not show), each one `mapping.accepted`
-    event; the accepted mappings, at their new versions, are what `undo_bulk_accept` takes back."""
+    event; the accepted mappings, at their new versions, are what `undo_bulk_accept` takes back.
+
+    Each is accepted as decide_mapping accepts it (coherence left to approval's blockers), in one
+    transaction that locks the run once: the suggestions are read once, under that lock, and what
+    their acceptances read of the run (`BulkReads`) too, so a bulk accept's statements per
+    suggestion do not grow with the run."""
+    rationale = _check_decision(ACCEPT, rationale)
     with transaction.atomic():
-        _ensure_open(run)
+        locked = _ensure_open(run)
         pending = bulk_accept_candidates(run, min_score)
         if only is not None:
             pending = pending.filter(pk__in=only)
+        pending = list(pending)
+        reads = BulkReads(run, pending)
         accepted = []
         for mapping in pending:
+            mapping.run = locked  # the run this transaction locked, not one read again per suggestion
             try:
-                accepted.append(decide_mapping(mapping=mapping, decision=ACCEPT, rationale=rationale, actor=actor,
-                                               expected_version=mapping.version, check_coherence=False))
+                accepted.append(_accept_suggestion(mapping=mapping, actor=actor, rationale=rationale, reads=reads))
             except RunLocked:
                 raise
             except (StateConflict, ProposalError):
                 continue  # someone decided it meanwhile, or its target no longer fits: leave it to a human
     return accepted
+
+
+@in_review_pass(lambda kwargs: kwargs["mapping"].run)
+def _accept_suggestion(*, mapping: Mapping, actor: Actor, rationale: str, reads: BulkReads) -> Mapping:
+    """One acceptance of bulk_accept, in its transaction: `mapping` as read under its lock (no
+    acceptance of a bulk accept changes another mapping), routed through a pass as decide_mapping is."""
+    with transaction.atomic():
+        return _decide_mapping(run=mapping.run, current=mapping, new_state=_check_transition(mapping, ACCEPT),
+                               decision=ACCEPT, rationale=rationale, actor=actor,
+                               expected_version=mapping.version, target="", check_coherence=False, reads=reads,
+                               in_bulk=True)
 
 
 @in_review_pass(lambda kwargs: kwargs["run"])

@@ -18,15 +18,17 @@ from .summary import SyncSummary
 
 
 
-def _ensure_open(run: Run) -> None:
+def _ensure_open(run: Run) -> Run:
     """Take the run's row lock (first, as every writer of a run does: see reviews.audit.lock_run) and
-    refuse while the run is approved or later. Holding it also keeps approval from slipping in
-    between a decision's check and its write."""
-    status = lock_run(run).status
+    refuse while the run is approved or later; return the locked row. Holding it also keeps approval
+    from slipping in between a decision's check and its write."""
+    locked = lock_run(run)
+    status = locked.status
     if status == Run.Status.FINAL:
         raise RunFinal(f"run {run.run_id} is final and closed for good: revise it to change its reconciliation")
     if status in LOCKED_STATUSES:
         raise RunLocked(f"run {run.run_id} is {status}: reopen it before changing its reconciliation")
+    return locked
 
 
 def current_declaration(run: Run, record_id: str) -> Record | None:
@@ -37,8 +39,9 @@ def current_declaration(run: Run, record_id: str) -> Record | None:
 
 
 def _check_target(run: Run, *, source: str, kind: str, relation: str, target: str,
-                  allow_own: bool = False) -> None:
-    """Raise ProposalError unless `target` suits `relation` for a source of `kind`."""
+                  allow_own: bool = False, canonical=None) -> None:
+    """Raise ProposalError unless `target` suits `relation` for a source of `kind`. `canonical(id)`, when
+    given, reads the run's canonical record `id` (or None), as the query here would."""
     if relation == Mapping.Relation.NO_COUNTERPART:
         if target:
             raise ProposalError("a no-counterpart mapping takes no target; leave target empty", "target")
@@ -54,7 +57,8 @@ def _check_target(run: Run, *, source: str, kind: str, relation: str, target: st
     # object that is part of a component).
     if kind and parsed[1] != kind and relation != Mapping.Relation.PART_OF:
         raise ProposalError(f"kinds differ: {source} is {kind} but {target} is {parsed[1]}", "target")
-    existing = CanonicalRecord.objects.filter(run=run, canonical_id=target).first()
+    existing = (canonical(target) if canonical is not None
+                else CanonicalRecord.objects.filter(run=run, canonical_id=target).first())
     if relation == Mapping.Relation.NEW:
         if parsed[2].isdigit() and parsed[0]:
             raise ProposalError(f"a numbered canonical ID is bare: use {parsed[1]}-{int(parsed[2])}, not {target}",
