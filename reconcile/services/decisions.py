@@ -333,11 +333,15 @@ def bulk_accept(*, run: Run, min_score: float, actor: Actor, rationale: str,
         accepted = []
         for mapping in pending:
             mapping.run = locked  # the run this transaction locked, not one read again per suggestion
+            head = locked.audit_head_seq, locked.audit_head_hash
             try:
                 accepted.append(_accept_suggestion(mapping=mapping, actor=actor, rationale=rationale, reads=reads))
             except RunLocked:
                 raise
             except (StateConflict, ProposalError):
+                # The suggestion's savepoint rolled back, its event too, were one written: the next event
+                # links to the head before it (record_event's `head_known` takes it from `locked`).
+                locked.audit_head_seq, locked.audit_head_hash = head
                 continue  # someone decided it meanwhile, or its target no longer fits: leave it to a human
     return accepted
 

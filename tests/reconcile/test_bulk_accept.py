@@ -202,3 +202,27 @@ def test_a_bulk_accept_in_a_review_pass_records_the_pass_entries_accepting_each_
     assert sum(1 for c in decided[0]["changes"] if c["item"].startswith("mapping:")) == 30
     _one_by_one(run, Actor.for_user(user))
     assert in_bulk == _entries(run, user)
+
+
+def test_a_suggestion_refused_after_its_event_leaves_the_chain_whole(reviewer, monkeypatch):
+    """A bulk accept links each event to the head it carries (`record_event(head_known=True)`); a suggestion
+    whose savepoint rolls back after its event was written must not leave the next event linked to it."""
+    from reconcile.services import acceptance
+    from reviews.audit import verify_chain
+
+    run, _member = build_reconcile_run(records=20, run_id="AAS-2026-12-03-bulkchain-01")
+    real, calls = acceptance.BulkReads.accepted, []
+
+    def refuse_the_second(self, mapping, canonical):
+        calls.append(mapping.pk)
+        if len(calls) == 2:
+            raise services.ProposalError("refused after its event (test)", "target")
+        return real(self, mapping, canonical)
+
+    monkeypatch.setattr(acceptance.BulkReads, "accepted", refuse_the_second)
+    accepted = services.bulk_accept(run=run, min_score=0.0, actor=Actor.for_user(reviewer.user), rationale="bulk")
+    assert len(calls) > 2 and len(accepted) == len(calls) - 1
+    assert Mapping.objects.filter(pk=calls[1], state=Mapping.State.PROPOSED).exists()
+    run.refresh_from_db()
+    assert verify_chain(run).ok
+    assert AuditEvent.objects.filter(run=run, action="mapping.accepted").count() == len(accepted)
