@@ -104,7 +104,7 @@ def _page_figures(name: str, sizes, url_of, client, built) -> None:
             report(f"{name} at {size} records: a decision's answer", answer * 1000, "ms",
                    "median of 3 rejections posted as the page posts them (htmx), each computing the standing")
             report(f"{name} at {size} records: the view after a decision", after * 1000, "ms",
-                   "median of 3; the standing computed again for the moved chain head")
+                   "median of 3; its rows built again, the standing and counters the answer kept for the head it left")
 
 
 def _after_decisions(client, run, url: str, decisions: int = 3) -> tuple[float, float]:
