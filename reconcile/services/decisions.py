@@ -130,10 +130,8 @@ def _decide_mapping(run: Run, current: Mapping, new_state: str, decision: str, r
     """decide_mapping on `current`, the mapping as it is now in the caller's transaction (the run
     locked, `new_state` the state `decision` leads to), reading the run through `reads`.
 
-    `in_bulk` (bulk_accept): `run` is the row lock_run returned in this transaction, and every event
-    of the run since went through it, so its chain head is known (record_event's `head_known`); and
-    the decided row is what this function wrote over `current` (nothing else in the transaction
-    writes it), so it is not read back."""
+    `in_bulk` (bulk_accept): the decided row is what this function wrote over `current` (nothing else in
+    the transaction writes it), so it is not read back."""
     before = mapping_snapshot(current)
     extra: dict[str, Any] = {}
     canonical = None
@@ -186,7 +184,7 @@ def _decide_mapping(run: Run, current: Mapping, new_state: str, decision: str, r
     if followed:
         extra = extra | {"amendments": followed}
     record_event(run=run, actor=actor, action=f"mapping.{_PAST[decision]}", object_type="mapping",
-                 object_id=result.pk, before=before, head_known=in_bulk,
+                 object_id=result.pk, before=before,
                  after=mapping_snapshot(result) | extra | {
                      "decided_member_sha256": result.decided_member_sha256,
                      "decided_content_sha256": result.decided_content_sha256})
@@ -333,15 +331,11 @@ def bulk_accept(*, run: Run, min_score: float, actor: Actor, rationale: str,
         accepted = []
         for mapping in pending:
             mapping.run = locked  # the run this transaction locked, not one read again per suggestion
-            head = locked.audit_head_seq, locked.audit_head_hash
             try:
                 accepted.append(_accept_suggestion(mapping=mapping, actor=actor, rationale=rationale, reads=reads))
             except RunLocked:
                 raise
             except (StateConflict, ProposalError):
-                # The suggestion's savepoint rolled back, its event too, were one written: the next event
-                # links to the head before it (record_event's `head_known` takes it from `locked`).
-                locked.audit_head_seq, locked.audit_head_hash = head
                 continue  # someone decided it meanwhile, or its target no longer fits: leave it to a human
     return accepted
 

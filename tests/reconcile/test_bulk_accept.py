@@ -98,23 +98,20 @@ def _measured_bulk_accept(run, actor, only) -> tuple[int, int]:
     return len(statements), rows[0]
 
 
-@pytest.mark.parametrize("passes", [1, 2], ids=["single review", "in a review pass"])
-def test_a_bulk_accept_takes_the_same_statements_per_suggestion_at_20_and_at_200_records(passes):
+def test_a_bulk_accept_reads_the_same_per_suggestion_at_20_and_at_200_records():
+    """The same twenty suggestions accepted in runs of 20 and 200 records: the same statements and the same
+    rows read (before, each acceptance read every canonical ID and accepted mapping of the run). Only a
+    single review: a review pass lays itself over every row of the run whatever it decides, so its rows
+    read grow with the run by design (reconcile/passes/world.py)."""
     user = _reviewer("bulk-reviewer")
     measured = {}
     for size in (20, 200):
         run, _member = build_reconcile_run(records=size, run_id=f"AAS-2026-09-25-bulk{size}-01")
-        if passes > 1:
-            set_reviews_required(run=run, count=passes, actor=Actor.command("test"))
         measured[size] = _measured_bulk_accept(run, Actor.for_user(user), _twenty_suggestions(run))
     (small_statements, small_rows), (large_statements, large_rows) = measured[20], measured[200]
-    assert large_statements == small_statements
-    # A pass lays itself over every row of the run (and reads them back), whatever it decides; a single
-    # review reads only the rows of what it accepts.
-    if passes == 1:
-        assert large_rows == small_rows
-        # Ten `same` and ten `new` acceptances: before, about 16.5 statements each.
-        assert small_statements / 20 <= 10, small_statements
+    assert (large_statements, large_rows) == (small_statements, small_rows)
+    # Ten `same` and ten `new` acceptances: before, about 16.5 statements each.
+    assert small_statements / 20 <= 10, small_statements
 
 
 def _events(run, after_seq: int) -> list[tuple]:
@@ -205,8 +202,8 @@ def test_a_bulk_accept_in_a_review_pass_records_the_pass_entries_accepting_each_
 
 
 def test_a_suggestion_refused_after_its_event_leaves_the_chain_whole(reviewer, monkeypatch):
-    """A bulk accept links each event to the head it carries (`record_event(head_known=True)`); a suggestion
-    whose savepoint rolls back after its event was written must not leave the next event linked to it."""
+    """A suggestion whose savepoint rolls back after its event was written must not leave the next event
+    linked to that event (as it did when a bulk accept carried the chain head in memory)."""
     from reconcile.services import acceptance
     from reviews.audit import verify_chain
 
