@@ -9,13 +9,15 @@ then computed again), and its time as a ratio to the same page at 20 records mea
 """
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
 from bench_common import report
 
-RECONCILE_SIZES = (20, 2000, 20000, 50000)
-MEMBER_SIZES = (20, 2000, 20000, 50000)
+# BENCH_PAGE_SIZES=20,2000 measures fewer sizes (the first is the baseline); the largest take minutes to build
+SIZES = tuple(int(size) for size in os.environ.get("BENCH_PAGE_SIZES", "20,2000,20000,50000").split(","))
+RECONCILE_SIZES = MEMBER_SIZES = SIZES
 
 
 def _client():
@@ -81,13 +83,39 @@ def measure_page(client, url: str, *, kept: bool = False, **headers) -> tuple[fl
     return statistics.median(times), len(queries), len(response.content)
 
 
+def measure_against(client, base_url: str, url: str, *, rounds: int = 7) -> tuple[float, float]:
+    """Median first-view server time (s) of the page at `base_url` and at `url`, read alternately `rounds`
+    times after a warm read of each, so that both medians come from the same minutes of the machine (a
+    baseline measured a minute earlier moved the ratio by a third between runs)."""
+    from django.test.utils import override_settings
+
+    from reconcile.blockers import forget_kept
+
+    def timed(address):
+        forget_kept(views_only=True)
+        start = time.perf_counter()
+        response = client.get(address)
+        elapsed = time.perf_counter() - start
+        assert response.status_code == 200, (address, response.status_code)
+        return elapsed
+
+    timed(base_url), timed(url)
+    base, times = [], []
+    with override_settings(DEBUG=False):
+        for _ in range(rounds):
+            base.append(timed(base_url))
+            times.append(timed(url))
+    return statistics.median(base), statistics.median(times)
+
+
 def _page_figures(name: str, sizes, url_of, client, built) -> None:
-    base_time = base_queries = None
+    base_url = url_of(*built[sizes[0]])
+    base_queries = None
     for size in sizes:
         run, member = built[size]
         seconds, queries, size_bytes = measure_page(client, url_of(run, member))
-        if base_time is None:
-            base_time, base_queries = seconds, queries
+        if base_queries is None:
+            base_queries = queries
         target = 1.5 if size <= 2000 else 2.0
         report(f"{name} at {size} records: server time", seconds * 1000, "ms", "median of 5")
         report(f"{name} at {size} records: queries · first view", queries, "queries",
@@ -95,16 +123,22 @@ def _page_figures(name: str, sizes, url_of, client, built) -> None:
                + ("" if size == sizes[0] else f"; {base_queries} at {sizes[0]}: "
                   + ("same" if queries == base_queries else "NOT the same")))
         if size != sizes[0]:
-            report(f"{name} at {size} / at {sizes[0]} records", seconds / base_time, "x", f"target <= {target}")
-        if name.startswith("reconciliation"):
-            seconds, _queries, _size = measure_page(client, url_of(run, member), kept=True)
-            report(f"{name} at {size} records: another reader's view of the same state", seconds * 1000, "ms",
-                   "median of 5; the view kept for the run's chain head (reconcile.blockers.kept_page)")
-            after, answer = _after_decisions(client, run, url_of(run, member))
-            report(f"{name} at {size} records: a decision's answer", answer * 1000, "ms",
-                   "median of 3 rejections posted as the page posts them (htmx), each computing the standing")
-            report(f"{name} at {size} records: the view after a decision", after * 1000, "ms",
-                   "median of 3; its rows built again, the standing and counters the answer kept for the head it left")
+            base_time, seconds = measure_against(client, base_url, url_of(run, member))
+            report(f"{name} at {size} / at {sizes[0]} records", seconds / base_time, "x",
+                   f"target <= {target}; {seconds * 1000:.1f} against {base_time * 1000:.1f} ms, "
+                   "medians of 7 read alternately")
+    if not name.startswith("reconciliation"):
+        return
+    for size in sizes:  # after every ratio: these decisions change the runs the ratios read
+        run, member = built[size]
+        seconds, _queries, _size = measure_page(client, url_of(run, member), kept=True)
+        report(f"{name} at {size} records: another reader's view of the same state", seconds * 1000, "ms",
+               "median of 5; the view kept for the run's chain head (reconcile.blockers.kept_page)")
+        after, answer = _after_decisions(client, run, url_of(run, member))
+        report(f"{name} at {size} records: a decision's answer", answer * 1000, "ms",
+               "median of 3 rejections posted as the page posts them (htmx), each computing the standing")
+        report(f"{name} at {size} records: the view after a decision", after * 1000, "ms",
+               "median of 3; its rows built again, the standing and counters the answer kept for the head it left")
 
 
 def _after_decisions(client, run, url: str, decisions: int = 3) -> tuple[float, float]:
@@ -137,7 +171,7 @@ def bench_pages():
     _analyze()
     _page_figures("reconciliation page", RECONCILE_SIZES,
                   lambda run, member: f"/runs/{run.run_id}/reconcile/?member={member}", client, built)
-    run, member = built[2000]
+    run, member = built[SIZES[1] if len(SIZES) > 1 else SIZES[0]]
     seconds, queries, size_bytes = measure_page(client, f"/runs/{run.run_id}/reconcile/?member={member}&offset=60",
                                             HTTP_HX_REQUEST="true")
     report("reconciliation page at 2000 records: next rows (htmx)", seconds * 1000, "ms",
@@ -153,7 +187,6 @@ def bench_pages():
 
 def profile_pages():
     import cProfile
-    import os
     import pstats
 
     from reconcile.blockers import forget_kept
@@ -172,4 +205,4 @@ def profile_pages():
             client.get(address)
             profiler.disable()
         print(f"--- {address} ({size} records), 3 requests")
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
+        pstats.Stats(profiler).sort_stats(os.environ.get("BENCH_PROFILE_SORT", "cumulative")).print_stats(int(os.environ.get("BENCH_PROFILE_LINES", "30")))

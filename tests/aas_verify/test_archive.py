@@ -24,3 +24,27 @@ def test_it_refuses_the_file_that_overruns_the_budget_naming_it(pack):
 def test_it_refuses_a_zip_whose_entry_lies_about_its_size():
     with pytest.raises(ArchiveError, match="not a readable zip"):
         read_bundle(lying_zip(10_000), max_bytes=1_000_000)
+
+
+def test_a_bundle_exported_deflated_verifies_as_its_stored_export_does(signed_bundle):
+    # Exports store their files since 2026-12-03; a bundle an auditor holds from before was deflated.
+    from aas_verify import load_keys, verify_bundle
+    from tests.aas_verify.bundle_files import zipped
+
+    keys = load_keys(signed_bundle.key.public_key_pem.encode(), "server.pem")
+    stored, deflated = verify_bundle(zipped(signed_bundle.files), keys), verify_bundle(zip_of(signed_bundle.files), keys)
+    assert stored.ok and deflated.ok, [f.line() for f in stored.failures + deflated.failures]
+
+
+def test_a_stored_file_changed_in_place_is_refused(signed_bundle):
+    # A stored file's bytes lie in the zip as they are: one changed without its CRC-32 is a broken bundle.
+    from aas_verify import load_keys, verify_bundle
+    from tests.aas_verify.bundle_files import zipped
+
+    bundle = zipped(signed_bundle.files)
+    text = signed_bundle.files["result.md"]
+    at = bundle.index(text)
+    forged = bundle[:at] + text.replace(b"# ", b"#!", 1) + bundle[at + len(text):]
+    outcome = verify_bundle(forged, load_keys(signed_bundle.key.public_key_pem.encode(), "server.pem"))
+    assert not outcome.ok
+    assert any("result.md" in failure.line() for failure in outcome.failures), [f.line() for f in outcome.failures]

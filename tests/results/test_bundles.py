@@ -238,6 +238,17 @@ def test_it_writes_the_same_export_bytes_for_the_same_files(members):
         assert {info.date_time for info in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
 
 
+def test_it_stores_each_file_as_the_exact_bytes_its_pin_names(members):
+    # Not deflated: an auditor's check hashes what is there, with no inflate before it (DESIGN §11).
+    entries = export_entries(members, result_md=b"# Result\n", audit_json=b"[]\n")
+    bundle = write_export_zip(entries)
+    with zipfile.ZipFile(io.BytesIO(bundle)) as archive:
+        for info in archive.infolist():
+            assert info.compress_type == zipfile.ZIP_STORED, info.filename
+            start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)  # local header
+            assert bundle[start:start + info.file_size] == entries[info.filename], info.filename
+
+
 def test_it_lists_every_export_file_but_itself_in_manifest_json(members):
     entries = export_entries(members, result_md=b"# Result\n", audit_json=b"[]\n")
     listing = json.loads(entries["MANIFEST.json"])["files"]
