@@ -171,7 +171,8 @@ def _mapping_rows_on_page(request, run: Run, mappings: list[Mapping]) -> list[di
     if not mappings:
         return []
     shown, kind = _shown_member(request, run), request.GET.get("kind", "")
-    roles = dict(selectors.current_mappings(run).filter(pk__in=[m.pk for m in mappings]).values_list("pk", "member_role"))
+    roles = dict(Mapping.objects.filter(run=run, pk__in=[m.pk for m in mappings])
+                 .values_list("pk", "source_record__member_version__member__role"))
     on_page = [m.pk for m in mappings if (roles.get(m.pk) or STATEMENTS) == shown
                and (not kind or (parse_id(m.source) or ("", ""))[1] == kind)]
     rows = _rows_of(request, run, mapping_pks=on_page) if on_page else []
