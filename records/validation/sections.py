@@ -107,7 +107,7 @@ def _check_validation_pending(out: _Collector, member: MemberInput) -> None:
     if member.role != "memory":
         return
     for number, line in _prose_lines(member.report):
-        if _VALIDATION_PENDING_RE.match(line):
+        if ":" in line and _VALIDATION_PENDING_RE.match(line):  # the pattern needs the colon: no regex without one
             out.add(
                 "validation-pending",
                 ERROR,
