@@ -486,7 +486,7 @@ def upload_to_validated(data: bytes, *, role: str, run_id: str):
     return run, elapsed, MemberVersion.objects.get(pk=version.pk).status
 
 
-def big_report_latency(attempts: int = 3):
+def big_report_latency(attempts: int = 5):
     """Upload → validated of a generated 2 MB report through the real worker, `attempts` times (a run
     each), its bare parse + hash measured after each once the worker is idle; the median of the attempts'
     ratios."""
