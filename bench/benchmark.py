@@ -362,34 +362,6 @@ def generated_report(size: int = 2 * 1024 * 1024) -> bytes:
     return "\n".join(parts).encode()
 
 
-def bare_parse_and_hash(data: bytes) -> float:
-    from markdown_it import MarkdownIt
-
-    md = MarkdownIt("commonmark").enable("table")
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        md.parse(data.decode("utf-8"))
-        hashlib.sha256(data).hexdigest()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-BARE = """
-import hashlib, statistics, sys, time
-from markdown_it import MarkdownIt
-data = open(sys.argv[1], "rb").read()
-md = MarkdownIt("commonmark").enable("table")
-times = []
-for _ in range(3):
-    start = time.perf_counter()
-    md.parse(data.decode("utf-8"))
-    hashlib.sha256(data).hexdigest()
-    times.append(time.perf_counter() - start)
-print(statistics.median(times))
-"""
-
-
 def bare_in_fresh_interpreter(data: bytes) -> float:
     """Median seconds of 3 bare markdown-it-py parses + SHA-256 of `data`, in an interpreter of their own (no
     Django, nothing else on its heap). Measured in the bench's own process the same parse took 300 to 540
@@ -399,7 +371,8 @@ def bare_in_fresh_interpreter(data: bytes) -> float:
     with tempfile.NamedTemporaryFile(suffix=".md") as file:
         file.write(data)
         file.flush()
-        done = subprocess.run([sys.executable, "-c", BARE, file.name], capture_output=True, text=True, check=True)
+        done = subprocess.run([sys.executable, str(ROOT / "bench" / "bare.py"), file.name], capture_output=True,
+                              text=True, check=True)
     return float(done.stdout)
 
 
