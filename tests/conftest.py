@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -219,7 +220,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
                WEBHOOK_RETRY_BASE_MS="50")
     log = open(ROOT / "var" / "test-worker.log", "wb") if (ROOT / "var").exists() else subprocess.DEVNULL
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "--concurrency=1",
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "-n", f"{queue}@%h", "--concurrency=1",
          "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
@@ -234,7 +235,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
         if proc.poll() is not None:
             raise RuntimeError("celery worker exited during start-up")
         time.sleep(0.5)
-    yield {"process": proc, "queue": queue}
+    yield {"process": proc, "queue": queue, "name": f"{queue}@{socket.gethostname()}"}
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -251,6 +252,25 @@ def worker(celery_worker_process, transactional_db):
     celery_app.conf.task_default_queue = celery_worker_process["queue"]
     yield celery_worker_process
     celery_app.conf.task_always_eager, celery_app.conf.task_default_queue = previous
+    _wait_until_idle(celery_worker_process)
+
+
+def _wait_until_idle(worker: dict, timeout: float = 30.0) -> None:
+    """Until the worker has nothing queued, reserved or running, twice in a row: what a test's tasks queued
+    after what it waited for (a finalization's event fan-out, say) must end before the test's flush
+    TRUNCATEs the tables, or the two deadlock (a teardown error seen once in CI-like runs)."""
+    import redis
+    from django.conf import settings
+
+    broker = redis.Redis.from_url(settings.REDIS_URL)
+    inspect = celery_app.control.inspect(destination=[worker["name"]], timeout=1, limit=1)  # its one reply
+    deadline, quiet = time.monotonic() + timeout, 0
+    while quiet < 2 and time.monotonic() < deadline and worker["process"].poll() is None:
+        busy = broker.llen(worker["queue"]) or any((inspect.active() or {}).values()) \
+            or any((inspect.reserved() or {}).values())
+        quiet = 0 if busy else quiet + 1
+        if quiet < 2:
+            time.sleep(0.1)
 
 
 def wait_until(predicate, what: str = "the condition", timeout: float = 30.0, interval: float = 0.2):
