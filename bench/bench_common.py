@@ -52,6 +52,20 @@ def redis_answers() -> bool:
         return False
 
 
+def alternately(first, second, rounds: int) -> tuple[list[float], list[float]]:
+    """Seconds of `rounds` calls of `first` and of `second`, called one after the other each round, so that
+    on this shared machine a burst of load falls on both (a baseline timed apart moved ratios by a third)."""
+    import time
+
+    timings: tuple[list[float], list[float]] = ([], [])
+    for _ in range(rounds):
+        for action, times in zip((first, second), timings):
+            start = time.perf_counter()
+            action()
+            times.append(time.perf_counter() - start)
+    return timings
+
+
 def report(name: str, value, unit: str = "", note: str = ""):
     text = f"{value:.3f}" if isinstance(value, float) else str(value)
     print(f"{name:<58} {text:>12} {unit:<10} {note}")

@@ -13,7 +13,7 @@ import os
 import statistics
 import time
 
-from bench_common import report
+from bench_common import alternately, report
 
 # BENCH_PAGE_SIZES=20,2000 measures fewer sizes (the first is the baseline); the largest take minutes to build
 SIZES = tuple(int(size) for size in os.environ.get("BENCH_PAGE_SIZES", "20,2000,20000,50000").split(","))
@@ -56,55 +56,46 @@ def _analyze() -> None:
             cursor.execute("ANALYZE")
 
 
+def _first_view(client, url: str, *, kept: bool = False, **headers):
+    """One read of the page at `url` (asserted 200): a first view (the view kept for the run's chain head
+    dropped before it: `reconcile.blockers.kept_page`) unless `kept`."""
+    from reconcile.blockers import forget_kept
+
+    if not kept:
+        forget_kept(views_only=True)
+    response = client.get(url, **headers)
+    assert response.status_code == 200, (url, response.status_code)
+    return response
+
+
 def measure_page(client, url: str, *, kept: bool = False, **headers) -> tuple[float, int, int]:
-    """Median server time (s) of 5 reads after a warm one, DEBUG off; the query count; the reply's size.
-    Each read is a first view of the reconciliation page (its view built, not taken from what an earlier
-    reader's built for the same chain head: `reconcile.blockers.kept_page`) unless `kept`."""
+    """Median server time (s) of 5 reads after a warm one, DEBUG off; the query count; the reply's size."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext, override_settings
 
-    from reconcile.blockers import forget_kept
-
     def read():
-        if not kept:
-            forget_kept(views_only=True)
-        return client.get(url, **headers)
+        return _first_view(client, url, kept=kept, **headers)
 
     read()  # warm: compiled templates, the per-process word-diff cache, the run's standing
     times = []
     with override_settings(DEBUG=False):
         for _ in range(5):
             start = time.perf_counter()
-            response = read()
+            read()
             times.append(time.perf_counter() - start)
-    assert response.status_code == 200, (url, response.status_code)
     with CaptureQueriesContext(connection) as queries:
-        read()
+        response = read()
     return statistics.median(times), len(queries), len(response.content)
 
 
 def measure_against(client, base_url: str, url: str, *, rounds: int = 7) -> tuple[float, float]:
     """Median first-view server time (s) of the page at `base_url` and at `url`, read alternately `rounds`
-    times after a warm read of each, so that both medians come from the same minutes of the machine (a
-    baseline measured a minute earlier moved the ratio by a third between runs)."""
+    times after a warm read of each, so that both medians come from the same minutes of the machine."""
     from django.test.utils import override_settings
 
-    from reconcile.blockers import forget_kept
-
-    def timed(address):
-        forget_kept(views_only=True)
-        start = time.perf_counter()
-        response = client.get(address)
-        elapsed = time.perf_counter() - start
-        assert response.status_code == 200, (address, response.status_code)
-        return elapsed
-
-    timed(base_url), timed(url)
-    base, times = [], []
+    _first_view(client, base_url), _first_view(client, url)
     with override_settings(DEBUG=False):
-        for _ in range(rounds):
-            base.append(timed(base_url))
-            times.append(timed(url))
+        base, times = alternately(lambda: _first_view(client, base_url), lambda: _first_view(client, url), rounds)
     return statistics.median(base), statistics.median(times)
 
 
@@ -171,10 +162,11 @@ def bench_pages():
     _analyze()
     _page_figures("reconciliation page", RECONCILE_SIZES,
                   lambda run, member: f"/runs/{run.run_id}/reconcile/?member={member}", client, built)
-    run, member = built[SIZES[1] if len(SIZES) > 1 else SIZES[0]]
+    second = SIZES[1] if len(SIZES) > 1 else SIZES[0]
+    run, member = built[second]
     seconds, queries, size_bytes = measure_page(client, f"/runs/{run.run_id}/reconcile/?member={member}&offset=60",
                                             HTTP_HX_REQUEST="true")
-    report("reconciliation page at 2000 records: next rows (htmx)", seconds * 1000, "ms",
+    report(f"reconciliation page at {second} records: next rows (htmx)", seconds * 1000, "ms",
            f"{size_bytes / 1024:.0f} KB, {queries} queries")
     _page_figures("member page", MEMBER_SIZES,
                   lambda run, member: f"/runs/{run.run_id}/members/{member}/", client, built)

@@ -83,9 +83,7 @@ def profile_uploads(redis_url: str, uploads: int = 200):
         here = str(ROOT) + "/(records|reconcile|reviews)/"
         stats.sort_stats("cumulative").print_stats(here, 20)
         stats.sort_stats("tottime").print_stats(20)
-        if os.environ.get("BENCH_CALLERS"):
-            stats.print_callers(os.environ["BENCH_CALLERS"])
-        if os.environ.get("BENCH_CALLERS"):
+        if os.environ.get("BENCH_CALLERS"):  # who calls the functions matching it
             stats.print_callers(os.environ["BENCH_CALLERS"])
     finally:
         if redis_url:

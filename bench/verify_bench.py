@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import rfc8785  # noqa: E402
+from bench_common import alternately  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: E402
 
 EVENTS = 1_000
@@ -87,18 +88,6 @@ def best(fn, times: int = 5) -> float:
     return min(timings)
 
 
-def alternating(fn, base, rounds: int = 20) -> tuple[float, float]:
-    """The best of `rounds` timings of `fn` and of `base`, timed one after the other each round: on a shared
-    machine a burst of load then falls on both (best of 5 of each, timed apart, moved the ratio 2.0x-3.4x)."""
-    fn_times, base_times = [], []
-    for _ in range(rounds):
-        for action, times in ((fn, fn_times), (base, base_times)):
-            start = time.perf_counter()
-            action()
-            times.append(time.perf_counter() - start)
-    return min(fn_times), min(base_times)
-
-
 def bench_verify(report=lambda name, value, unit="", note="": print(f"{name}: {value} {unit} {note}")) -> float:
     from aas_verify import load_keys, verify_bundle
     from aas_verify.archive import read_bundle
@@ -109,8 +98,9 @@ def bench_verify(report=lambda name, value, unit="", note="": print(f"{name}: {v
     assert outcome.ok, [f.line() for f in outcome.failures]
     with zipfile.ZipFile(io.BytesIO(bundle)) as archive:
         trail = archive.read("audit.json")
-    verifier, baseline = alternating(lambda: verify_bundle(bundle, keys),
-                                     lambda: (hashlib.sha256(bundle).hexdigest(), json.loads(trail)))
+    # Best of 20 each, timed alternately (best of 5 of each, timed apart, moved the ratio 2.0x-3.4x here).
+    verifier, baseline = map(min, alternately(lambda: verify_bundle(bundle, keys),
+                                              lambda: (hashlib.sha256(bundle).hexdigest(), json.loads(trail)), 20))
     # What any check costs before it starts: reading the zip's files (with their CRC-32s) and hashing each.
     floor = best(lambda: [hashlib.sha256(data).hexdigest() for data in read_bundle(bundle, max_bytes=1 << 30).values()])
     report("verify: bundle", f"{len(bundle) / 1e6:.2f}", "MB", f"(2 MB member, {EVENTS} audit events)")

@@ -39,8 +39,8 @@ def members(run: Run) -> list[MemberReport]:
 
 
 def current_mappings(run: Run):
-    """The run's mappings in the page's order. Nothing joined: a page of rows reads its 60 mappings by
-    their sources' IDs alone (the join to each source's member was 1 of a 2,000-record page's 2.5 ms)."""
+    """The run's mappings in the page's order, nothing joined: a page reads its 60 by their sources' IDs
+    (with each source's member joined, that query took 2.5 ms at 2,000 records; 1.5 ms without)."""
     return Mapping.objects.filter(run=run).order_by("source", "id")
 
 

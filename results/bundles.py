@@ -101,9 +101,9 @@ def export_entries(
 def write_export_zip(entries: Mapping[str, bytes]) -> bytes:
     """A deterministic zip: sorted names, fixed 1980-01-01 times, fixed modes. Files are stored, not
     deflated: each lies in the bundle as the exact bytes its pin names, and the auditor's check costs the
-    hashes it must compute, not an inflate of every file first (DESIGN §11: 5x a bare hash of the deflated
-    bundle, against about 2.5x stored). The bundle is larger by what deflate saved (reports compress
-    about threefold; the source snapshot is a compressed archive already). Bundles exported deflated
+    hashes it must compute, not an inflate of every file first (DESIGN §11: about 5x a bare hash of the
+    deflated bundle, 2.7x of the stored one). The bundle is larger by what deflate saved (reports deflate
+    2.6x-3.5x; the source snapshot is a compressed archive already). Bundles exported deflated
     still verify: readers take either."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import stat
+import struct
 import tarfile
 import zipfile
 from pathlib import Path
@@ -245,7 +246,9 @@ def test_it_stores_each_file_as_the_exact_bytes_its_pin_names(members):
     with zipfile.ZipFile(io.BytesIO(bundle)) as archive:
         for info in archive.infolist():
             assert info.compress_type == zipfile.ZIP_STORED, info.filename
-            start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)  # local header
+            # The data follows the local header: 30 bytes, then the name and the extra field it gives the lengths of.
+            name_length, extra_length = struct.unpack_from("<HH", bundle, info.header_offset + 26)
+            start = info.header_offset + 30 + name_length + extra_length
             assert bundle[start:start + info.file_size] == entries[info.filename], info.filename
 
 
