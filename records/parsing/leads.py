@@ -15,10 +15,10 @@ from .grammar import (
     FIELD_RE,
     ID_HEADING_RE,
     ID_ONLY_RE,
-    INLINE_FIELD_RE,
     LABEL_LINE_RE,
     LINE_DECL_RE,
     LINK_ANNOTATION_RE,
+    inline_field_matches,
 )
 from .headings import is_md_heading, norm
 from .lines import ReportLines
@@ -235,9 +235,7 @@ def region_fields(doc: ReportLines, s: int, e: int):
             if bullet or not has_inline_label(value):
                 yield Field(label, value, k + 1, bullet)
             else:
-                split = INLINE_FIELD_RE.search(value, 1)
-                while split and split.start() == 0:
-                    split = INLINE_FIELD_RE.search(value, split.end())
+                split = next(inline_field_matches(value, 1), None)
                 head = value[: split.start()].strip() if split else value
                 yield Field(label, head, k + 1, False)
                 if split:
@@ -253,7 +251,7 @@ def inline_fields(line: str, line_no: int, *, start: int):
     """
     if not may_hold_field(line):
         return
-    matches = [m for m in INLINE_FIELD_RE.finditer(line, start) if m.start() > 0]
+    matches = [m for m in inline_field_matches(line, start) if m.start() > 0]
     for pos, m in enumerate(matches):
         end = matches[pos + 1].start() if pos + 1 < len(matches) else len(line)
         value = line[m.end(): end].strip().rstrip(";").rstrip()
@@ -302,4 +300,4 @@ def plausible_label(label: str) -> bool:
 
 
 def has_inline_label(value: str) -> bool:
-    return bool(INLINE_FIELD_RE.search(value, 1))
+    return next(inline_field_matches(value, 1), None) is not None

@@ -2,11 +2,12 @@
 of the line (`---` for an anchor, `mappings` or an analyst prefix for a mapping statement, a tab for a
 tab-separated row, the colon of a field): on generated reports the parse is the one without those first looks."""
 import dataclasses
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from records.parsing import leads, parse_report_strict, quotations, statements
+from records.parsing import grammar, leads, parse_report_strict, quotations, statements
 
 LINES = [
     "Mappings: RT-OBJ-store → OBJ-1; MEM-CMP-loader → no record here.", "MAPPINGS:** RT-RTE-call → RTE-2",
@@ -41,3 +42,37 @@ def test_the_parse_is_the_one_without_the_first_looks(lines):
         text, [(statements, "may_label_mappings"), (statements, "may_start_statement"), (quotations, "may_anchor"),
                (leads, "may_hold_field")])
     assert dataclasses.asdict(parse_report_strict(text)) == dataclasses.asdict(everything)
+
+
+# The field pattern as it was written before its value became greedy: the reference its matches are held to.
+LAZY_FIELD_RE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<bullet>(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+)?"
+    r"(?P<star>\*\*)?(?P<label>[A-Za-z][A-Za-z0-9 ,/()'\u2019&\-]{0,79}?)"
+    r"(?:\*\*:|:\*\*|:)(?:[ \t]+(?P<value>.*?))?[ \t]*$"
+)
+PIECES = st.sampled_from([
+    "Status", "Conclusion status", "conclusion status", "Guarantee strength", "Immediate return", "Later read-back",
+    "Invalidation/expiry", "Activation or effect", "Evidence limits", "Route", "**", ":", ": ", ":\t", " ", "\t",
+    ".", ";", ". ", "; ", "- ", "1. ", "http://x", "RT-OBJ-a", "words", "\u2019", "(a)", "x" * 90,
+])
+TEXTS = st.lists(PIECES, max_size=14).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(TEXTS)
+def test_a_field_is_read_as_the_lazy_pattern_read_it(line):
+    ours, lazy = grammar.FIELD_RE.match(line), LAZY_FIELD_RE.match(line)
+    assert (ours is None) == (lazy is None)
+    if ours is not None:
+        assert [ours.group(g) for g in ("indent", "bullet", "star", "label")] == \
+            [lazy.group(g) for g in ("indent", "bullet", "star", "label")]
+        assert (ours.group("value") or "").strip() == (lazy.group("value") or "").strip()
+
+
+@settings(max_examples=1500, deadline=None)
+@given(TEXTS, st.integers(min_value=0, max_value=12))
+def test_inline_fields_are_the_pattern_s_own_matches(text, start):
+    start = min(start, len(text))
+    ours = [(m.start(), m.end(), m.group("label")) for m in grammar.inline_field_matches(text, start)]
+    theirs = [(m.start(), m.end(), m.group("label")) for m in grammar.INLINE_FIELD_RE.finditer(text, start)]
+    assert ours == theirs
