@@ -33,3 +33,9 @@ WIDE = PIECES + ["RT-RTE-1-RT-RTE-4", "CMP-1-configured", "MEM-OBJ-tag-to-note-m
 @given(st.lists(st.sampled_from(WIDE), max_size=12).map("".join))
 def test_scan_agrees_with_the_three_finders_on_glued_and_ranged_text(text):
     assert ids.scan(text) == (ids.find_ids(text), ids.find_ranges(text), ids.find_malformed(text))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(WIDE), max_size=12).map("".join), st.integers(min_value=0, max_value=20))
+def test_tokens_are_the_token_pattern_s_own_matches(text, pos):
+    assert [m.span() for m in ids.tokens(text, pos)] == [m.span() for m in ids.TOKEN_RE.finditer(text, pos)]
