@@ -199,6 +199,20 @@ MAPPING_PAIR_RE = re.compile(
 # end the statement (`;`, `,`, `.`, `and`, a parenthesis or the line end).
 _PROPOSAL_PREFIX = "|".join(ids.PREFIXES)
 STATEMENT_START_RE = re.compile(rf"(?:^[ \t]*[-*+\u2022][ \t]+|:[ \t]*)(?=`?(?:{_PROPOSAL_PREFIX})-)")
+
+
+def statement_starts(line: str) -> Iterator[re.Match]:
+    """`STATEMENT_START_RE.finditer(line)`, the same matches, tried where one can start (the line's start, or a
+    colon): the pattern's search tried its two branches at every character (16 ms of a 2 MB report)."""
+    if (m := STATEMENT_START_RE.match(line)) is not None:
+        yield m
+    pos = m.end() if m is not None else 1
+    while (colon := line.find(":", pos)) >= 0:
+        if (m := STATEMENT_START_RE.match(line, colon)) is not None:
+            yield m
+            pos = m.end()
+        else:
+            pos = colon + 1
 AMENDMENT_RE = re.compile(
     r"^[ \t]*(?:(?:[-*+\u2022])[ \t]+)?(?:\*\*)?(?P<label>Amendment|Unresolved conflict)(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*(?P<rest>.*)$",
     re.IGNORECASE,

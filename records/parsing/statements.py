@@ -6,7 +6,7 @@ import re
 from records import ids
 from records.document import Amendment, MappingStatement
 
-from .grammar import AMENDMENT_RE, MAPPING_PAIR_RE, MAPPINGS_LABEL_RE, STATEMENT_START_RE
+from .grammar import AMENDMENT_RE, MAPPING_PAIR_RE, MAPPINGS_LABEL_RE, statement_starts
 from .lines import ReportLines
 from .tables import strip_cell, tables
 
@@ -20,7 +20,7 @@ def mappings(doc: ReportLines) -> list[MappingStatement]:
         read: set[int] = set()  # where each statement's left side starts, read once
         starts = [label.end() for label in MAPPINGS_LABEL_RE.finditer(line)] if may_label_mappings(line) else []
         if may_start_statement(line):
-            starts += [m.end() for m in STATEMENT_START_RE.finditer(line)]
+            starts += [m.end() for m in statement_starts(line)]
         for pos in starts:
             while (m := MAPPING_PAIR_RE.match(line, pos)) is not None:
                 pos = m.end()

@@ -76,3 +76,14 @@ def test_inline_fields_are_the_pattern_s_own_matches(text, start):
     ours = [(m.start(), m.end(), m.group("label")) for m in grammar.inline_field_matches(text, start)]
     theirs = [(m.start(), m.end(), m.group("label")) for m in grammar.INLINE_FIELD_RE.finditer(text, start)]
     assert ours == theirs
+
+
+STATEMENT_PIECES = st.sampled_from(["- ", "* ", "\u2022 ", "  ", "\t", ":", ": ", "`", "RT-", "MEM-", "EPI-", "OBJ-1",
+                                    "RT-OBJ-a", " → ", "x", "Mappings", "-"])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(STATEMENT_PIECES, max_size=12).map("".join))
+def test_statement_starts_are_the_pattern_s_own_matches(line):
+    assert [m.span() for m in grammar.statement_starts(line)] == \
+        [m.span() for m in grammar.STATEMENT_START_RE.finditer(line)]
