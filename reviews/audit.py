@@ -58,6 +58,7 @@ from django.db import connection, transaction
 from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
+from .binding import cursor_for
 from .models import ApiToken, AuditEvent, DenialTally, Run
 
 GENESIS = "0" * 64
@@ -259,7 +260,7 @@ def _insert_at_head(run: Run, event: AuditEvent, run_fields=(), token_id: int | 
                run.pk]
     if token_id is not None:
         params.append(token_id)
-    with connection.cursor() as cursor:
+    with cursor_for(params) as cursor:  # a version's bytes (with_event) travel as they are
         cursor.execute(_insert_at_head_sql(tuple(run_fields), token_id is not None,
                                            (with_event.ctes, with_event.returning) if with_event else None), params)
         event.pk, live, *carried = cursor.fetchone()

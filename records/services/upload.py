@@ -11,6 +11,7 @@ from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
 from reviews.access import ADMIN, roles_of
+from reviews.binding import cursor_for
 from reviews.audit import Actor, WithEvent, carries_changes, lock_run, record_event
 from reviews.models import Run
 
@@ -160,8 +161,9 @@ def _new_version(*, member: MemberReport, filename: str, content: bytes, sha256:
 def _store_version(member: MemberReport, version: MemberVersion) -> None:
     """Insert `version` and make it the member's current one, by statements of their own."""
     if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(_insert_as_current_sql(), [*_version_params(version), member.pk])
+        params = [*_version_params(version), member.pk]
+        with cursor_for(params) as cursor:  # the bytes travel as they are
+            cursor.execute(_insert_as_current_sql(), params)
             _stored(member, version, cursor.fetchone()[0])
     else:
         version.save(force_insert=True)
