@@ -19,7 +19,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from reviews.access import may_adjudicate
-from reviews.audit import Actor, lock_run, record_event
+from reviews.audit import Actor, appending, lock_run, record_event
 from reviews.models import Run
 from reviews.queue import Job
 
@@ -142,7 +142,8 @@ def build_consensus(*, run: Run) -> bool:
                          .select_related("reviewer").order_by("number"))
         if len(submitted) < run.reviews_required or consensus_made(run):
             return False
-        _consensus(run, submitted)
+        with appending(run):  # an event per agreed item, the run's chain head moved once
+            _consensus(run, submitted)
     return True
 
 
