@@ -260,7 +260,8 @@ def appending(run: Run) -> Iterator[None]:
 
     Every event moved the head by updating the run row, and PostgreSQL keeps each version of a row updated
     in one transaction until it ends: the 2,000th event of a bulk accept walked 2,000 versions of the row
-    to read the head and as many to move it again (8 of its 23 s). In the block each event's predecessor
+    to read the head, as many to move it, and so did each foreign-key check on the run (2,000 acceptances:
+    28.9 s, 10.9 s in a block, measured in process). In the block each event's predecessor
     is the last event the block wrote, read from the events themselves (a savepoint rolled back takes its
     events with it), or the row's head before the first; no one else appends meanwhile (the row lock) nor
     deletes (the trigger). An exception out of the block leaves the row as it was, and the caller's atomic

@@ -2,16 +2,21 @@
 
 A 2 MB report stores about 900 records, 1,400 quotation checks and 3,600 findings. Through
 `bulk_create` each row was a model instance first and each value went through the ORM's
-preparation and the client-side quoting of a multi-row INSERT; COPY takes the values as they are.
+preparation and the client-side quoting of a multi-row INSERT; COPY takes the values as they are, in
+PostgreSQL's binary format (each column typed as its field's database type).
 Nothing reads the new rows' primary keys back (COPY returns none). Elsewhere (SQLite) the rows
 become model instances and `bulk_create` writes them, as before.
 """
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 
 from django.db import connection, models
+
+
+_TYPE_MODIFIER = re.compile(r"\(.*\)")
 
 
 def insert_rows(model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence]) -> None:
@@ -31,10 +36,13 @@ def insert_rows(model: type[models.Model], fields: Sequence[str], rows: Sequence
     json_at = [(i, f.encoder) for i, f in enumerate(targets) if isinstance(f, models.JSONField)]
     columns = ", ".join(connection.ops.quote_name(f.column) for f in targets)
     adapt = connection.ops.adapt_json_value
-    sql = f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) FROM STDIN"
+    # Binary: no escaping of the texts on either side (a 2 MB report's records 57-65 -> 43-55 ms, measured apart).
+    sql = f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) FROM STDIN (FORMAT BINARY)"
+    types = [_TYPE_MODIFIER.sub("", f.db_type(connection)) for f in targets]  # `varchar(120)` is a varchar
 
     def copy_rows(sql, params, many, context) -> None:
         with context["cursor"].copy(sql) as copy:
+            copy.set_types(types)
             for row in rows:
                 if json_at:
                     row = list(row)
