@@ -35,8 +35,9 @@ table, so it can neither disable nor drop that trigger (reviews/db_roles.py).
 A chain alone cannot show that events were cut from its end, so the run row
 keeps the chain head (`audit_head_seq`, `audit_head_hash`), written by
 `record_event` in the transaction of each event (or once for a block of
-them: `appending`) and read back as the next event's predecessor: `verify_chain` compares the trail with it, and sequence
-numbers freed by a deletion are never handed out again.
+them: `appending`) and read back as the next event's predecessor:
+`verify_chain` compares the trail with it, and sequence numbers freed by a
+deletion are never handed out again.
 
 Denials (`permission.denied`) go through `record_denial`, which folds one
 caller's denials on one run into one event per FOLD_SECONDS with a count, so
@@ -48,11 +49,11 @@ import contextlib
 import hashlib
 import math
 import re
+from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache, partial
-from collections.abc import Iterator
 from typing import Any, Callable
 
 import rfc8785
@@ -241,11 +242,11 @@ def _chain_head(run: Run | None) -> tuple[int, str] | None:
         return cursor.fetchone()
 
 
-def _advance_head(run: Run, event: AuditEvent) -> None:
+def _advance_head(run: Run, seq: int, hash_: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(f'UPDATE "{Run._meta.db_table}" SET "audit_head_seq" = %s, "audit_head_hash" = %s '
-                       'WHERE "id" = %s', [event.seq, event.hash, run.pk])
-    run.audit_head_seq, run.audit_head_hash = event.seq, event.hash
+                       'WHERE "id" = %s', [seq, hash_, run.pk])
+    run.audit_head_seq, run.audit_head_hash = seq, hash_
 
 
 # Runs whose events an `appending` block writes: run pk → the run row's head when the block began.
@@ -278,13 +279,11 @@ def appending(run: Run) -> Iterator[None]:
     finally:
         _appending.reset(token)
     # Forward only, to the last event written since the block began (none: the head stays where it was).
-    with connection.cursor() as cursor:
-        cursor.execute(f'UPDATE "{Run._meta.db_table}" AS r SET "audit_head_seq" = e."seq", "audit_head_hash" = e."hash" '
-                       f'FROM (SELECT "seq", "hash" FROM "{AuditEvent._meta.db_table}" WHERE "run_id" = %s AND "seq" > %s '
-                       f'ORDER BY "seq" DESC LIMIT 1) AS e WHERE r."id" = %s RETURNING e."seq", e."hash"',
-                       [run.pk, start[0] if start else 0, run.pk])
-        moved = cursor.fetchone()
-    run.audit_head_seq, run.audit_head_hash = moved or start or (0, "")
+    last = _appended_head(run, start)
+    if last != start:
+        _advance_head(run, *last)
+    else:
+        run.audit_head_seq, run.audit_head_hash = start or (0, "")
 
 
 def _appended_head(run: Run, start: tuple[int, str] | None) -> tuple[int, str] | None:
@@ -455,7 +454,7 @@ def record_event(
                 run.save(update_fields=list(run_fields))
             event.save(force_insert=True)
             if run is not None:
-                _advance_head(run, event)
+                _advance_head(run, event.seq, event.hash)
         for hook, wants in _committed_hooks:
             if wants is None or wants(action, event.after):
                 transaction.on_commit(partial(hook, event.pk))

@@ -6,7 +6,8 @@ of a 2 MB upload; 4-8 ms as a binary parameter, measured apart). A statement wit
 a server-binding cursor on the same connection and transaction instead, wrapped as Django wraps its own
 (execute wrappers, the query log), so whatever counts or logs statements sees it. Every other statement
 keeps Django's cursor: server-side binding everywhere would change how PostgreSQL types each parameter.
-The caller reads what it needs from the cursor (ids here: its text results are loaded as psycopg's own).
+Its results load through the connection's loaders, without the time zone Django may set on each cursor of
+its own: the callers read ids back, nothing else.
 """
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
 from reviews.access import ADMIN, roles_of
-from reviews.binding import cursor_for
 from reviews.audit import Actor, WithEvent, carries_changes, lock_run, record_event
+from reviews.binding import cursor_for
 from reviews.models import Run
 
 from .. import archives

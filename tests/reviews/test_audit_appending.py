@@ -22,8 +22,9 @@ def _event(run, action: str, **kwargs):
     return record_event(run=run, actor=ACTOR, action=action, object_type="run", object_id=run.run_id, **kwargs)
 
 
-def _trail(run) -> tuple[list[tuple[int, str, str]], tuple]:
-    """(seq, action, prev_hash == the previous row's hash) of every event, and the run row's (seq, hash)."""
+def _trail(run) -> tuple[list[tuple[int, str, bool]], tuple, tuple | None]:
+    """(seq, action, whether prev_hash is the previous row's hash) of every event, the run row's (seq, hash) and
+    the last event's (seq, hash)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT seq, action, hash, prev_hash FROM reviews_auditevent WHERE run_id = %s ORDER BY seq",
                        [run.pk])
@@ -31,7 +32,7 @@ def _trail(run) -> tuple[list[tuple[int, str, str]], tuple]:
         cursor.execute("SELECT audit_head_seq, audit_head_hash FROM reviews_run WHERE id = %s", [run.pk])
         head = cursor.fetchone()
     linked = [(seq, action, i == 0 or prev == rows[i - 1][2]) for i, (seq, action, _h, prev) in enumerate(rows)]
-    return linked, head, rows[-1][0:3:2] if rows else None
+    return linked, head, (rows[-1][0], rows[-1][2]) if rows else None
 
 
 STEPS = st.lists(st.sampled_from(["event", "rolled back", "with run fields", "nested"]), max_size=10)
