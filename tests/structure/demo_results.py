@@ -22,12 +22,19 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 DB = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp()) / "demo.sqlite3"
-os.environ.update(DEBUG="1", DATABASE_URL=f"sqlite:///{DB}", REDIS_URL="")
+# Finalization signs: a key of this run's own (the signature is not part of result.md, whose hash is printed).
+KEYS = Path(tempfile.mkdtemp())
+os.environ.update(DEBUG="1", DATABASE_URL=f"sqlite:///{DB}", REDIS_URL="",
+                  SIGNING_KEY_PATH=str(KEYS / "ed25519.pem"), SIGNING_PUBLIC_KEYS_DIR=str(KEYS / "public"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django  # noqa: E402
 
 django.setup()
+
+from results.signing import create_key  # noqa: E402
+
+create_key()
 
 from django.core.management import call_command  # noqa: E402
 from django.utils import timezone  # noqa: E402
