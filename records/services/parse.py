@@ -20,10 +20,10 @@ from .. import archives
 from .. import parsed as parse_cache
 from ..document import ParsedReport
 from ..ids import parse_id
-from ..limits import overlong_id
 from ..member_page import count_kinds
 from ..models import IntegrationIssue, MemberReport, MemberVersion, Record, ValidationRequest
 from ..parsing import parse_report_strict
+from ..validation.id_length import overlong_id
 from .collector import collector_paused
 from .current import version_label
 from .rows import insert_rows

@@ -14,8 +14,9 @@ from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 from reviews.services import set_run_status
 
-from .. import archives, quotes
+from .. import archives
 from ..models import MemberReport, SourceBlob, SourceFile, SourceSnapshot
+from ..validation import quotes
 from .quotations import current_snapshot
 from .refusals import UploadRefused, refuse_closed_run
 from .validate import request_validation

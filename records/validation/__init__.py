@@ -19,7 +19,7 @@ keeps working:
 - findings: Finding, severities, RunFacts, MemberInput, the collector
 - reading: the ID grammar and small readers over a ParsedReport (prose lines, front matter)
 - citations: what a citation of the source is (quotations, prose anchors, their paths, ranges and
-  commit), read one way for validation and for the quotation check (records.quotes)
+  commit), read one way for validation and for the quotation check (records.validation.quotes)
 - vocabulary: kind headings, status values, route fields, required sections, prefixes
 - generation: a member's generation, whether it is held to the current form (asked by the quotation
   check too), and the severity it holds each finding to

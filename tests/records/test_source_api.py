@@ -417,7 +417,7 @@ def test_a_snapshot_for_a_run_without_members_queues_no_validation(agent, run, e
 
 @pytest.mark.django_db
 def test_a_check_that_breaks_still_completes_validation_with_an_error(agent, run, eager, monkeypatch):
-    from records import quotes
+    from records.validation import quotes
 
     def broken(*args, **kwargs):
         raise ValueError("injected fault")

@@ -10,7 +10,7 @@ from django.db import transaction
 from results import bundles
 from results.services import approve_run, export_bundle, finalize_run
 from results.models import Result
-from records import quotes
+from records.validation import quotes
 from records.services import quotations, snapshots
 from records.archives import read_archive
 from records.models import QuotationCheck
