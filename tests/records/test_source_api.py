@@ -11,7 +11,7 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from records import archives
+from records import archive_reading
 from records.services import quotations, snapshots
 from records.models import QuotationCheck, SourceBlob, SourceFile, SourceSnapshot
 from reviews.models import AuditEvent, Run
@@ -298,7 +298,7 @@ def test_a_tar_gz_bomb_stops_at_the_limit(settings):
 
 
 def test_archive_reading_is_the_one_shared_helper():
-    assert snapshots.archives.read_archive is archives.read_archive
+    assert snapshots.archive_reading.read_archive is archive_reading.read_archive
 
 
 # --- the check through the pipeline -------------------------------------------------
