@@ -32,7 +32,7 @@ def sha(data: bytes) -> str:
 
 def build_bundle() -> tuple[bytes, bytes]:
     """(zip bytes, server public key PEM) of a consistent, signed bundle."""
-    from records.archives import build_manifest, pins_of
+    from records.manifests import build_manifest, pins_of
     from results.bundles import write_export_zip
     from results.attestation import ApprovalEntry, AttestationInput, build_statement, envelope_bytes, sign_statement
     from results.signing import SigningKey, key_id, public_pem

@@ -11,7 +11,7 @@ import functools
 
 from django.urls import reverse
 
-from records import archives
+from records import manifests as archives
 from records.models import Finding, IntegrationIssue, MemberVersion, Record, ValidationReport
 from records.services import current_versions
 from records.services.collector import collector_paused

@@ -16,7 +16,7 @@ from reviews.audit import Actor
 
 from .services import corrections
 from .models import CorrectionReply, CorrectionRequest
-from .version_diff import NoSuchVersion, version_diff, version_numbers, versions_to_compare
+from .diffs import NoSuchVersion, version_diff, version_numbers, versions_to_compare
 from .services import ProposalError, StaleVersion, StateConflict
 
 

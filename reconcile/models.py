@@ -204,7 +204,7 @@ class AmendmentDecision(Decidable):
 
 class WordDiff(models.Model):
     """The reconciliation page's word diff of a member record's text against a canonical record's
-    text, computed once and kept (reconcile/word_diffs.py): `key` is the SHA-256 of the two texts,
+    text, computed once and kept (reconcile/diffs.py): `key` is the SHA-256 of the two texts,
     so a new record version or a changed canonical text is a new key and nothing goes stale."""
 
     key = models.CharField(max_length=64, unique=True)

@@ -3,7 +3,7 @@ from django.utils import timezone
 
 from reviews.models import Run
 
-from . import quotes
+from .validation import quotes
 
 
 class Role(models.TextChoices):
@@ -238,7 +238,7 @@ class SourceFile(models.Model):
 class QuotationCheck(models.Model):
     """One quotation (or prose anchor) of a current member version, checked against the current snapshot."""
 
-    # The values are the check's own (records.quotes, which is pure): named once, stored as they are.
+    # The values are the check's own (records.validation.quotes, which is pure): named once, stored as they are.
     class Kind(models.TextChoices):
         QUOTATION = quotes.QUOTATION
         ANCHOR = quotes.ANCHOR

@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from records import run_identity
-from records.archives import manifest_fields
+from records.manifests import manifest_fields
 from records.models import ImportedManifest
 from records.services import BundleRefused, ingest_bundle, read_bundle
 from reviews.audit import Actor

@@ -1,8 +1,10 @@
 """What a verification member hands on (DESIGN §1, §6): its Blockers as correction requests addressed to
 the reports they name, and its Limits. Pure: a parsed report in, plain data out.
 
-"Send it back" (issue 19) creates the requests from `blocker_requests`; until it lands the API shows them
-on the verification member (`records.api.MemberDetailView`).
+Two readers: reconcile's corrections raise the requests from `blocker_requests`
+(`reconcile.services.corrections.raise_from_verification`), and the API shows them on the verification
+member (`records.api.MemberDetailView`, through `verification_data`); records reads it itself, so it
+lives here, below both.
 """
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """Export bundles: a run in the set layout, and checking one offline (DESIGN §1, §4).
 
-Pure: bytes in, bytes or plain data out; no ORM. Reading archives, the
-`ARTIFACT.yaml` manifest and pin checking live in `records.archives`
-(records imports run directories with them); this module adds only what
-exporting needs.
+Pure: bytes in, bytes or plain data out; no ORM. Reading archives
+(`records.archive_reading`), the `ARTIFACT.yaml` manifest and pin checking
+(`records.manifests`) live in records (records imports run directories with
+them); this module adds only what exporting needs.
 
 Export layout (what `export_entries` builds and `write_export_zip` writes):
 
@@ -24,7 +24,7 @@ Export layout (what `export_entries` builds and `write_export_zip` writes):
     source/snapshot.tar.gz   (or .zip) that archive's exact bytes
 
 `ARTIFACT.yaml` pins members only, so an export stays in the same format as
-the sets analysts keep; re-importing it works because `records.archives`
+the sets analysts keep; re-importing it works because `records.manifests`
 checks the export extras against `MANIFEST.json`. A member named like an
 export extra cannot be exported (`export_entries` refuses it).
 """
@@ -37,7 +37,8 @@ import stat
 import zipfile
 from collections.abc import Mapping
 
-from records.archives import (
+from records.archive_reading import BundleError, read_archive, safe_path
+from records.manifests import (
     AUDIT_NAME,
     EXPORT_EXTRAS,
     ENVELOPE_NAME,
@@ -49,12 +50,9 @@ from records.archives import (
     SET_TYPE,
     SOURCE_ARCHIVE_NAMES,
     SOURCE_SNAPSHOT_NAME,
-    BundleError,
     build_manifest,
     pin_problems,
     pins_of,
-    read_archive,
-    safe_path,
 )
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024

@@ -19,7 +19,6 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from records import parsed as parse_cache
-from records.answers import Answer, check_answers, dropped_ids, parse_answers
 from records.parsing import parse_report
 from records.models import MemberReport, MemberVersion, Record
 from records.services import AnswersRefused
@@ -31,6 +30,7 @@ from reviews.models import Run
 from ..models import CorrectionReply, CorrectionRequest
 from ..errors import InvalidDecision, ProposalError, RunFinal, RunLocked, StaleVersion
 from ..vocabulary import LOCKED_STATUSES
+from .correction_answers import Answer, check_answers, dropped_ids, parse_answers
 
 State = CorrectionRequest.State
 MAX_TEXT_CHARS = 20_000

@@ -16,7 +16,7 @@ from reviews.audit import Actor
 from .. import services
 from ..models import CorrectionRequest
 from ..services import corrections
-from ..version_diff import NoSuchVersion, record_changes, version_diff, version_numbers, versions_to_compare
+from ..diffs import NoSuchVersion, record_changes, version_diff, version_numbers, versions_to_compare
 from .rows import word_diff_html
 
 VERBS = {"resolve", "reopen", "withdraw", "reply"}

@@ -26,7 +26,7 @@ from .. import selectors
 from .. import services
 from ..blockers import kept_page, kept_standing
 from ..panels import blockers_context
-from ..word_diffs import stored_diffs
+from ..diffs import stored_diffs
 from ..forms import BulkAcceptForm, PageFilterForm
 from ..models import CanonicalRecord, Decidable, Mapping
 from .runs import counters_context

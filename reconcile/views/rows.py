@@ -24,7 +24,7 @@ from reviews.access import DECIDE, PROPOSE, has_any_role
 from reviews.models import Run
 
 from .. import selectors
-from .. import diffing, dispositions
+from .. import diffs, dispositions
 from ..models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, Mapping
 from .context import _kept_query, _standing_for
 
@@ -58,7 +58,7 @@ class PairRow:
     canonical_message: str = ""
     canonical_message_class: str = ""
     oob: bool = False  # swapped out of band, beside the row the reviewer acted on
-    diff: tuple | None = None  # the stored word diff (reconcile/word_diffs.py), when the page looked it up
+    diff: tuple | None = None  # the stored word diff (reconcile/diffs.py), when the page looked it up
 
     @property
     def dom_id(self) -> str:
@@ -246,12 +246,12 @@ class AmendmentRow:
 def word_diff_html(old: str, new: str) -> tuple[SafeString, SafeString]:
     """Both texts escaped; words only in `old` wrapped in <del>, words only in `new` in <ins>."""
     left, right = [], []
-    for op, text in diffing.diff_words(old, new):
+    for op, text in diffs.diff_words(old, new):
         escaped = html.escape(text, quote=False)
-        if op == diffing.EQUAL:
+        if op == diffs.EQUAL:
             left.append(escaped)
             right.append(escaped)
-        elif op == diffing.DELETE:
+        elif op == diffs.DELETE:
             left.append(f"<del>{escaped}</del>")
         else:
             right.append(f"<ins>{escaped}</ins>")
@@ -279,11 +279,11 @@ def markdown_diff_html(old: str, new: str) -> tuple[SafeString, SafeString]:
     """Both record texts as sanitised Markdown (records.record_markdown), words only in `old` in <del>,
     words only in `new` in <ins>."""
     left, right = [], []
-    for op, text in diffing.diff_words(old, new):
-        if op == diffing.EQUAL:
+    for op, text in diffs.diff_words(old, new):
+        if op == diffs.EQUAL:
             left.append(text)
             right.append(text)
-        elif op == diffing.DELETE:
+        elif op == diffs.DELETE:
             left.append(_marked(text, DEL_OPEN, DEL_CLOSE))
         else:
             right.append(_marked(text, INS_OPEN, INS_CLOSE))

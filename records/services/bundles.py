@@ -9,7 +9,7 @@ from django.db import transaction
 from reviews.audit import Actor, record_event
 from reviews.models import Run
 
-from .. import archives
+from .. import archive_reading, manifests
 from ..models import MemberVersion
 from .parse import json_safe
 from .refusals import BundleRefused, BundleTooLarge, UploadRefused, check_report_bytes
@@ -22,13 +22,13 @@ def read_bundle(archive: bytes) -> tuple[dict[str, bytes], dict, dict[str, str],
     """(files, manifest, pins, roles) of a run directory archive whose every pin holds; raises
     BundleTooLarge or BundleRefused (naming the file) otherwise."""
     try:
-        files = archives.read_archive(archive, max_bytes=settings.MAX_BUNDLE_BYTES)
-        manifest = archives.read_manifest(files)
-        pins = archives.check_pins(files)
-        return files, manifest, pins, archives.members_of(pins)
-    except archives.BundleTooLarge as error:
+        files = archive_reading.read_archive(archive, max_bytes=settings.MAX_BUNDLE_BYTES)
+        manifest = manifests.read_manifest(files)
+        pins = manifests.check_pins(files)
+        return files, manifest, pins, manifests.members_of(pins)
+    except archive_reading.BundleTooLarge as error:
         raise BundleTooLarge(error.message, details={"problems": error.problems}) from None
-    except archives.BundleError as error:
+    except archive_reading.BundleError as error:
         raise BundleRefused(error.message, details={"problems": error.problems}) from None
 
 
@@ -41,7 +41,7 @@ def ingest_bundle(*, run: Run, bundle, actor: Actor) -> list[tuple[MemberVersion
     """`import_bundle` of a run directory already read by `read_bundle` (the archive is unpacked once)."""
     files, manifest, pins, roles = bundle
     if not roles:
-        raise BundleRefused(f"{archives.MANIFEST_NAME}: pins no member file", details={"problems": []})
+        raise BundleRefused(f"{manifests.MANIFEST_NAME}: pins no member file", details={"problems": []})
     for name in sorted(roles):
         try:
             check_report_bytes(files[name])

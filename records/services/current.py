@@ -5,7 +5,7 @@ from django.db.models import F, QuerySet
 
 from reviews.models import Run
 
-from .. import archives
+from .. import manifests
 from ..models import MemberVersion
 
 
@@ -22,7 +22,7 @@ def current_versions(run: Run, *, content: bool = False, parsed: bool = True) ->
 
 def member_name(version: MemberVersion) -> str:
     """The member's file name in the set layout (`memory.md`), which manifests pin."""
-    return archives.member_filename(version.member.role)
+    return manifests.member_filename(version.member.role)
 
 
 def member_files(versions: list[MemberVersion]) -> dict[str, bytes]:
@@ -34,10 +34,10 @@ def run_manifest(versions: list[MemberVersion], *, rehash: bool = False) -> tupl
     """The §1 ARTIFACT.yaml text of these member versions and its own SHA-256: pinning their recorded
     SHA-256, or with `rehash` (versions read with `content=True`) the SHA-256 of their stored bytes
     computed now, which is what approval signs off."""
-    pins = (archives.pins_of(member_files(versions)) if rehash
+    pins = (manifests.pins_of(member_files(versions)) if rehash
             else {member_name(v): v.sha256 for v in versions})
-    text = archives.build_manifest(pins)
-    return text, archives.manifest_sha256(text)
+    text = manifests.build_manifest(pins)
+    return text, manifests.manifest_sha256(text)
 
 
 def version_label(role: str, number: int) -> str:

@@ -16,14 +16,14 @@ from django.utils import timezone
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
-from .. import archives
+from .. import manifests
 from .. import parsed as parse_cache
 from ..document import ParsedReport
 from ..ids import parse_id
-from ..limits import overlong_id
 from ..member_page import count_kinds
 from ..models import IntegrationIssue, MemberReport, MemberVersion, Record, ValidationRequest
 from ..parsing import parse_report_strict
+from ..validation.id_length import overlong_id
 from .collector import collector_paused
 from .current import version_label
 from .rows import insert_rows
@@ -93,18 +93,18 @@ def _rows(run: Run, version: MemberVersion, report: ParsedReport) -> tuple[list[
         records.append(RecordRow(
             run.pk, version.pk, len(records) + 1, Record.Type.DECLARATION.value, decl.record_id, decl.kind, decl.prefix,
             decl.label, decl.text, decl.body, _fields_json(decl.fields), _unique(r.record_id for r in decl.references),
-            decl.line_start, decl.line_end, decl.form, archives.sha256_hex(decl.text.encode("utf-8")),
+            decl.line_start, decl.line_end, decl.form, manifests.sha256_hex(decl.text.encode("utf-8")),
         ))
     for note in report.annotations:
         kind, prefix = _kind_and_prefix(note.target)
         records.append(RecordRow(
             run.pk, version.pk, len(records) + 1, Record.Type.ANNOTATION.value, note.target, kind, prefix, note.label,
             note.text, note.body, _fields_json(note.fields), _unique(r.record_id for r in note.references),
-            note.line_start, note.line_end, "annotation", archives.sha256_hex(note.text.encode("utf-8")),
+            note.line_start, note.line_end, "annotation", manifests.sha256_hex(note.text.encode("utf-8")),
         ))
     issues = [
         (run.pk, version.pk, issue.index, issue.text, list(issue.references), issue.line,
-         archives.sha256_hex(issue.text.encode("utf-8")))
+         manifests.sha256_hex(issue.text.encode("utf-8")))
         for issue in report.integration_issues
     ]
     return records, issues
@@ -163,7 +163,7 @@ def _parse_claimed(*, version: MemberVersion, now: datetime, actor: Actor) -> Me
     """The parse of a version this worker has just claimed (at `now`)."""
     version_pk = version.pk
     content = bytes(version.content)
-    actual = archives.sha256_hex(content)
+    actual = manifests.sha256_hex(content)
     if actual != version.sha256:
         return _fail_version(version=version, claimed_at=now, actor=actor,
                              reason=f"stored bytes hash to {actual}, not the recorded {version.sha256}")

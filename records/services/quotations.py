@@ -4,7 +4,7 @@
 the database, each file's bytes once per SHA-256 (`SourceBlob`), so a worker
 on any host reads them; the same archive again is no new work. It queues the
 run's validation, which calls `check_quotations`: every citation of every
-current member is checked (`records.quotes`) against the current snapshot,
+current member is checked (`records.validation.quotes`) against the current snapshot,
 the per-citation results are kept (`QuotationCheck`) and their findings join
 the run's validation findings, so errors block approval.
 """
@@ -18,7 +18,7 @@ from django.db import transaction
 
 from reviews.models import Run
 
-from .. import quotes
+from ..validation import quotes
 from ..models import MemberVersion, QuotationCheck, SourceSnapshot
 from ..validation import Finding, MemberInput, current_form
 from .current import current_versions

@@ -14,8 +14,9 @@ from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 from reviews.services import set_run_status
 
-from .. import archives, quotes
+from .. import archive_reading, manifests
 from ..models import MemberReport, SourceBlob, SourceFile, SourceSnapshot
+from ..validation import quotes
 from .quotations import current_snapshot
 from .refusals import UploadRefused, refuse_closed_run
 from .validate import request_validation
@@ -44,7 +45,7 @@ def _sha256_of(stream: BinaryIO) -> tuple[str, int]:
     stream.seek(0)
     digest = hashlib.sha256()
     size = 0
-    while chunk := stream.read(archives.CHUNK_SIZE):
+    while chunk := stream.read(archive_reading.CHUNK_SIZE):
         digest.update(chunk)
         size += len(chunk)
     stream.seek(0)
@@ -54,9 +55,9 @@ def _sha256_of(stream: BinaryIO) -> tuple[str, int]:
 def read_source_archive(archive: bytes | BinaryIO) -> dict[str, bytes]:
     """`{path: bytes}` of a source archive within the configured limits; SourceRefused naming the entry."""
     try:
-        files = archives.read_archive(archive, max_bytes=settings.MAX_SOURCE_BYTES,
+        files = archive_reading.read_archive(archive, max_bytes=settings.MAX_SOURCE_BYTES,
                                       max_files=settings.MAX_SOURCE_FILES, strip_root=False)
-    except archives.BundleError as error:
+    except archive_reading.BundleError as error:
         raise SourceRefused(error.message, details={"problems": error.problems}) from None
     for path in files:
         try:
@@ -122,7 +123,7 @@ def upload_source_snapshot(
 
 def _new_snapshot(*, run: Run, stream: BinaryIO, archive_sha256: str, commit: str, files: dict[str, bytes],
                   actor: Actor) -> SourceSnapshot:
-    hashes = {path: archives.sha256_hex(data) for path, data in files.items()}
+    hashes = {path: manifests.sha256_hex(data) for path, data in files.items()}
     stream.seek(0)
     archive_bytes = stream.read()
     blobs = _store_blobs({sha: files[path] for path, sha in hashes.items()} | {archive_sha256: archive_bytes})

@@ -15,7 +15,7 @@ from reviews.audit import Actor, WithEvent, carries_changes, lock_run, record_ev
 from reviews.binding import cursor_for
 from reviews.models import Run
 
-from .. import archives
+from .. import manifests
 from ..models import MemberReport, MemberVersion
 from .current import version_label
 from .answering import ANSWERS
@@ -30,7 +30,7 @@ _FILENAME_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 def _clean_filename(filename: str | None, role: str) -> str:
     name = os.path.basename((filename or "").replace("\\", "/"))
     name = _FILENAME_CONTROL_RE.sub("", name).strip()  # no CR/LF/tab either: it goes into headers
-    return (name or archives.member_filename(role))[:255]
+    return (name or manifests.member_filename(role))[:255]
 
 
 def ingest_member_report(
@@ -56,7 +56,7 @@ def ingest_member_report(
     """
     known_role(role)
     text = check_report_bytes(content)
-    sha256 = archives.sha256_hex(content)
+    sha256 = manifests.sha256_hex(content)
     filename = _clean_filename(filename, role)
     with transaction.atomic():
         locked_run = lock_run(run)

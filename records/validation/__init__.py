@@ -19,14 +19,20 @@ keeps working:
 - findings: Finding, severities, RunFacts, MemberInput, the collector
 - reading: the ID grammar and small readers over a ParsedReport (prose lines, front matter)
 - citations: what a citation of the source is (quotations, prose anchors, their paths, ranges and
-  commit), read one way for validation and for the quotation check (records.quotes)
+  commit), read one way for validation and for the quotation check (records.validation.quotes)
 - vocabulary: kind headings, status values, route fields, required sections, prefixes
 - generation: a member's generation, whether it is held to the current form (asked by the quotation
-  check too), and the severity it holds each finding to
+  check too), and the severity it holds each finding to; generation_rules: which rules each
+  generation is held to
 - validate: validate_member and validate_set, and the order of the member checks
 - manifest: validate_manifest (ARTIFACT.yaml pins)
 - front_matter, sections, record_ids, part_of, references, status_fields,
   route_fields, sources, amendments, memory_profile, mappings: the rule families
+- profile_forms, profile_v2: the memory-comparison profile's vocabulary and checks, by the form it is
+  written in (memory_profile turns their problems into findings)
+- quotes: quotations and source anchors checked against the run's frozen source (records.services
+  runs it with the snapshot's files)
+- id_length: the record-ID length a report must keep to be stored (checked at parse time)
 - set_checks: the checks across a run's set
 """
 from __future__ import annotations

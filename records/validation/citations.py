@@ -2,7 +2,7 @@
 
 Validation's rules about citations (`sources`: the commit an anchor names,
 line anchors in prose, quoted paths in the Source register) and the
-quotation check against the run's snapshot (`records.quotes`) both read a
+quotation check against the run's snapshot (`records.validation.quotes`) both read a
 report's citations here, so what one judges is exactly what the other checks.
 
 A quotation is the parser's (`records.parsing`): its body and the anchor

@@ -1,5 +1,5 @@
 """Which generation a member is written in (read from its own IDs, then its front matter `type`),
-and each finding held to the severity that generation gives it (records.generations).
+and each finding held to the severity that generation gives it (records.validation.generation_rules).
 """
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from records import generations, ids
+from records import ids
 from records.document import ParsedReport
 
+from . import generation_rules
 from .findings import Finding, MemberInput
 from .reading import _front, is_record_id
 
@@ -45,14 +46,14 @@ def current_form(members: Sequence[MemberInput]) -> dict[str, bool]:
 
 
 def _held_to_generation(findings: Iterable[Finding], current_by_member: Mapping[str, bool]) -> list[Finding]:
-    """Each finding at the severity its member's generation holds it to (records.generations);
+    """Each finding at the severity its member's generation holds it to (records.validation.generation_rules);
     a rule the member's generation did not have is dropped. Findings about no member stay."""
     kept = []
     for finding in findings:
         if finding.member not in current_by_member:
             kept.append(finding)
             continue
-        severity = generations.held_to(finding.code, current=current_by_member[finding.member], severity=finding.severity)
+        severity = generation_rules.held_to(finding.code, current=current_by_member[finding.member], severity=finding.severity)
         if severity is not None:
             kept.append(finding if severity == finding.severity else dataclasses.replace(finding, severity=severity))
     return kept

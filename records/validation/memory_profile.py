@@ -1,12 +1,11 @@
-"""The memory-comparison profile (Appendix A, records.profiles): present where the role needs it,
+"""The memory-comparison profile (Appendix A, records.validation.profile_forms): present where the role needs it,
 well formed, and citing records the run declares.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-from records import profiles
-
+from . import profile_forms
 from .findings import ERROR, Finding, MemberInput, _Collector
 from .reading import _front
 from .references import _is_result, _Suggestions
@@ -23,7 +22,7 @@ def _check_profile_shape(out: _Collector, member: MemberInput, current: bool) ->
                 line=1,
             )
         return
-    for problem in profiles.check_profile(front["memory-comparison"], role=member.role, current=current):
+    for problem in profile_forms.check_profile(front["memory-comparison"], role=member.role, current=current):
         out.add(problem.code, ERROR, problem.message, record_id=problem.axis, line=1)
 
 
@@ -33,7 +32,7 @@ def _profile_resolution(members: Sequence[MemberInput], resolvable: set[str]) ->
     for m in members:
         front = _front(m.report)
         excused = {s.source for s in m.report.mappings} if _is_result(m) else set()
-        for axis, record_id in sorted(set(profiles.profile_records(front.get("memory-comparison")))):
+        for axis, record_id in sorted(set(profile_forms.profile_records(front.get("memory-comparison")))):
             if record_id in resolvable or record_id in excused:
                 continue
             findings.append(

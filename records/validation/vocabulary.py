@@ -2,13 +2,14 @@
 values, route fields, result dispositions, each member type's required sections, and which
 analyst prefixes a role declares under.
 
-The memory-comparison profile's vocabulary and checks live in records.profiles; its names are
+The memory-comparison profile's vocabulary and checks live in records.validation.profile_forms; its names are
 re-exported here because callers read the vocabulary from records.validation.
 """
 from __future__ import annotations
 
 from records.parsing.grammar import ROUTE_FIELD_LABELS
-from records.profiles import (  # noqa: F401 - re-exported: callers read the vocabulary here
+
+from .profile_forms import (  # noqa: F401 - re-exported: callers read the vocabulary here
     PROFILE_ASSESSMENTS,
     PROFILE_AXES,
     PROFILE_BASES,

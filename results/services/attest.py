@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import rfc8785
 
-from records import archives
+from records import manifests
 from records.services.quotations import quotation_summary
 from reviews.audit import chain_head
 from reviews.models import Run
@@ -42,8 +42,8 @@ def attest_result(*, locked: Run, result: Result, members: dict[str, bytes], key
     passes, adjudications, agreement = review_record(locked)
     statement = build_statement(AttestationInput(
         run_id=locked.run_id, manifest_sha256=result.manifest_sha256, audit_head=(seq, head_hash),
-        result_md_sha256=result.sha256, result_json_sha256=archives.sha256_hex(result_json),
-        members=archives.pins_of(members), approvals=(approval_entry(result.approval),),
+        result_md_sha256=result.sha256, result_json_sha256=manifests.sha256_hex(result_json),
+        members=manifests.pins_of(members), approvals=(approval_entry(result.approval),),
         validation_errors=0, validation_warnings=warnings,
         quotations_verified=quotations["verified"], quotations_total=quotations["total"],
         snapshot_sha256=quotations["snapshot_sha256"], revises=locked.revises.run_id if locked.revises_id else None,

@@ -14,7 +14,7 @@ from reconcile import dispositions
 from reconcile.blockers import run_standing
 from reconcile.models import CanonicalRecord, Mapping
 from reconcile.services import SEEDING_ROLES
-from records import archives
+from records import manifests as archives
 from records import parsed as parse_cache
 from records.services import current_versions, judge_member_set, member_name, quotations
 from records.validation import ERROR, WARNING, MemberInput

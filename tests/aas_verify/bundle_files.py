@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from records.archives import pins_of
+from records.manifests import pins_of
 from results.bundles import write_export_zip
 
 MAX_BYTES = 200 * 1024 * 1024

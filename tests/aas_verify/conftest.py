@@ -35,7 +35,7 @@ class SignedBundle:
 def signed_bundle(django_db_setup, django_db_blocker, tmp_path_factory) -> SignedBundle:
     from django.db import transaction
 
-    from records.archives import read_archive
+    from records.archive_reading import read_archive
     from results.services import approve_run, export_bundle, finalize_run
     from results.signing import create_key, load_signing_key
     from reviews.audit import Actor

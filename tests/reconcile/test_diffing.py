@@ -1,7 +1,7 @@
 """Word-level diffs are pure: no database."""
 from hypothesis import given, strategies as st
 
-from reconcile.diffing import DELETE, EQUAL, INSERT, diff_words, similarity, tokens
+from reconcile.diffs import DELETE, EQUAL, INSERT, diff_words, similarity, tokens
 
 
 def _old(ops):

@@ -1,9 +1,9 @@
-"""Word diffs are computed once per pair of texts and stored (reconcile/word_diffs.py, issue 14)."""
+"""Word diffs are computed once per pair of texts and stored (reconcile/diffs.py, issue 14)."""
 import pytest
 
-from reconcile import diffing
+from reconcile import diffs
 from reconcile.models import WordDiff
-from reconcile.word_diffs import key, stored_diffs
+from reconcile.diffs import key, stored_diffs
 from tests.reconcile.page_factories import build_reconcile_run
 
 pytestmark = pytest.mark.django_db
@@ -12,10 +12,10 @@ pytestmark = pytest.mark.django_db
 def counting(calls):
     def compute(old, new):
         calls.append((old, new))
-        left = "".join(f"<del>{t}</del>" if op == diffing.DELETE else t
-                       for op, t in diffing.diff_words(old, new) if op != diffing.INSERT)
-        right = "".join(f"<ins>{t}</ins>" if op == diffing.INSERT else t
-                        for op, t in diffing.diff_words(old, new) if op != diffing.DELETE)
+        left = "".join(f"<del>{t}</del>" if op == diffs.DELETE else t
+                       for op, t in diffs.diff_words(old, new) if op != diffs.INSERT)
+        right = "".join(f"<ins>{t}</ins>" if op == diffs.INSERT else t
+                        for op, t in diffs.diff_words(old, new) if op != diffs.DELETE)
         return left, right
     return compute
 

@@ -7,7 +7,7 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from records import archives
+from records import archive_reading, manifests
 from records.models import MemberReport, MemberVersion, Record
 from reviews.models import AuditEvent
 from tests.conftest import CORPUS
@@ -82,7 +82,7 @@ def test_it_imports_each_corpus_run_with_its_pins_verified(name, packer, agent, 
     assert event.after["manifest"]["type"] == "agentic-systems/types/agentic-system-analysis-set.md"
     # Our manifest of the same members pins the same bytes, so its hash is the run's manifest hash.
     pins = {f: hashlib.sha256(files[f]).hexdigest() for f in members}
-    assert archives.manifest_sha256(archives.build_manifest(pins)) == detail["manifest_sha256"]
+    assert manifests.manifest_sha256(manifests.build_manifest(pins)) == detail["manifest_sha256"]
 
 
 @pytest.mark.django_db
@@ -158,14 +158,14 @@ def test_a_zip_bomb_is_refused_by_counting_the_bytes_it_really_produces():
             archive.writestr(f"part-{n}.md", b"a" * 400_000)  # each under the limit, together over it
     data = buffer.getvalue()
     assert len(data) < 10_000
-    with pytest.raises(archives.BundleTooLarge, match="part-2.md: refused, the archive uncompresses to more than"):
-        archives.read_archive(data, max_bytes=1_000_000)
+    with pytest.raises(archive_reading.BundleTooLarge, match="part-2.md: refused, the archive uncompresses to more than"):
+        archive_reading.read_archive(data, max_bytes=1_000_000)
 
 
 def test_an_entry_declaring_more_than_the_limit_is_refused_before_reading():
     data = make_zip({"runtime.md": b"a" * 2_000_000})
-    with pytest.raises(archives.BundleTooLarge, match="runtime.md"):
-        archives.read_archive(data, max_bytes=1_000_000)
+    with pytest.raises(archive_reading.BundleTooLarge, match="runtime.md"):
+        archive_reading.read_archive(data, max_bytes=1_000_000)
 
 
 @pytest.mark.django_db
@@ -197,9 +197,9 @@ def test_only_uploaders_import_bundles(reviewer, run_factory):
 
 
 def test_roles_come_from_file_names():
-    assert archives.role_for_filename("memory-profile.md") == "memory-profile"
-    assert archives.role_for_filename("verification-2.md") == "verification"
-    assert archives.role_for_filename("result.md") == "result"
-    assert archives.role_for_filename("notes.md") is None
-    with pytest.raises(archives.BundleError, match="verification-b.md"):
-        archives.members_of({"verification-a.md": "0" * 64, "verification-b.md": "0" * 64})
+    assert manifests.role_for_filename("memory-profile.md") == "memory-profile"
+    assert manifests.role_for_filename("verification-2.md") == "verification"
+    assert manifests.role_for_filename("result.md") == "result"
+    assert manifests.role_for_filename("notes.md") is None
+    with pytest.raises(archive_reading.BundleError, match="verification-b.md"):
+        manifests.members_of({"verification-a.md": "0" * 64, "verification-b.md": "0" * 64})

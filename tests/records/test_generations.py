@@ -82,7 +82,7 @@ def test_it_does_not_report_ambiguous_references_in_older_members_only_the_dupli
 
 
 def test_it_holds_each_generation_to_its_own_rules():
-    from records.generations import CURRENT_ONLY, held_to
+    from records.validation.generation_rules import CURRENT_ONLY, held_to
 
     assert held_to("prose-line-anchor", current=True) == "error"
     assert held_to("prose-line-anchor", current=False) is None

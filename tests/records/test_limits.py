@@ -1,7 +1,7 @@
-"""records.limits: a report naming an ID longer than the columns hold is refused at parse time (pure)."""
+"""records.validation.id_length: a report naming an ID longer than the columns hold is refused at parse time (pure)."""
 from hypothesis import given, settings, strategies as st
 
-from records.limits import MAX_ID_LENGTH, overlong_id
+from records.validation.id_length import MAX_ID_LENGTH, overlong_id
 from records.parsing import parse_report
 
 HEAD = "# Memory report\n\n## Shared records\n\n### Operative objects\n\n"

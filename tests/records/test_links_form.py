@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from records.answers import CORRECTED, DECLINED, all_declined, check_answers, dropped_ids, parse_answers
+from reconcile.services.correction_answers import CORRECTED, DECLINED, all_declined, check_answers, dropped_ids, parse_answers
 from records.parsing import parse_report
 from records.validation import MemberInput, RunFacts, validate_set
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from records import profile_v2, profiles
+from records.validation import profile_forms, profile_v2
 
 UNIT = {"scope": "the snapshot file", "assessment": "known", "records": ["memory.md#mem-obj-snapshot-rows"],
         "note": "read at the frozen commit",
@@ -20,7 +20,7 @@ def profile() -> dict:
 
 
 def codes(p) -> list[str]:
-    return [problem.code for problem in profiles.check_profile(p, role="memory-profile", current=True)]
+    return [problem.code for problem in profile_forms.check_profile(p, role="memory-profile", current=True)]
 
 
 def test_a_version_2_profile_passes_by_its_own_rules():
@@ -28,7 +28,7 @@ def test_a_version_2_profile_passes_by_its_own_rules():
 
 
 def test_its_records_are_link_destinations_read_as_ids():
-    cited = {record for _, record in profiles.profile_records(profile())}
+    cited = {record for _, record in profile_forms.profile_records(profile())}
     assert cited == {"MEM-OBJ-snapshot-rows", "RT-OBJ-snapshot-file"}
 
 

@@ -6,7 +6,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from records import quotes
+from records.validation import quotes
 from records.parsing import parse_report
 from records.validation import (
     ERROR,

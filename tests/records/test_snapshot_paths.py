@@ -1,8 +1,8 @@
-"""records.quotes.SnapshotPaths: a cited path resolves as the plain definition says, in constant time (pure)."""
+"""records.validation.quotes.SnapshotPaths: a cited path resolves as the plain definition says, in constant time (pure)."""
 from hypothesis import given
 from hypothesis import strategies as st
 
-from records import quotes
+from records.validation import quotes
 
 NAMES = st.sampled_from(["src", "app", "lib", "repo-main", "a.py", "b.md", "store.py", "x"])
 PATHS = st.lists(NAMES, min_size=1, max_size=4).map("/".join)

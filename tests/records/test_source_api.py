@@ -11,7 +11,7 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from records import archives
+from records import archive_reading
 from records.services import quotations, snapshots
 from records.models import QuotationCheck, SourceBlob, SourceFile, SourceSnapshot
 from reviews.models import AuditEvent, Run
@@ -298,7 +298,7 @@ def test_a_tar_gz_bomb_stops_at_the_limit(settings):
 
 
 def test_archive_reading_is_the_one_shared_helper():
-    assert snapshots.archives.read_archive is archives.read_archive
+    assert snapshots.archive_reading.read_archive is archive_reading.read_archive
 
 
 # --- the check through the pipeline -------------------------------------------------
@@ -417,7 +417,7 @@ def test_a_snapshot_for_a_run_without_members_queues_no_validation(agent, run, e
 
 @pytest.mark.django_db
 def test_a_check_that_breaks_still_completes_validation_with_an_error(agent, run, eager, monkeypatch):
-    from records import quotes
+    from records.validation import quotes
 
     def broken(*args, **kwargs):
         raise ValueError("injected fault")

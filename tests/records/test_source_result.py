@@ -10,9 +10,9 @@ from django.db import transaction
 from results import bundles
 from results.services import approve_run, export_bundle, finalize_run
 from results.models import Result
-from records import quotes
+from records.validation import quotes
 from records.services import quotations, snapshots
-from records.archives import read_archive
+from records.archive_reading import read_archive
 from records.models import QuotationCheck
 from records.parsing import parse_report
 from records.validation import MemberInput
@@ -149,7 +149,7 @@ def test_verify_refuses_a_missing_archive_and_an_unsafe_one():
 
 
 def test_an_export_with_its_source_imports_again():
-    from records.archives import check_pins
+    from records.manifests import check_pins
 
     entries = bundles.export_entries({"memory.md": b"# Memory\n"}, audit_json=b"[]\n",
                                      source=source_files(tar_gz({"a.py": b"x\n"})))

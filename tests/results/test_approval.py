@@ -10,7 +10,7 @@ import pytest
 from results import services
 from results.models import Approval
 from results.services import ApprovalBlocked, NoteRequired, approve_run, reopen_run
-from records.archives import build_manifest, manifest_sha256, pins_of
+from records.manifests import build_manifest, manifest_sha256, pins_of
 from reconcile.models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
 from reconcile.services import amendment_sha256
 from records.models import Finding, IntegrationIssue, MemberReport, MemberVersion, ValidationReport

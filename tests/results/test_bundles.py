@@ -1,4 +1,4 @@
-"""Archives and pins (records.archives) and export bundles (results.bundles); pure, no database."""
+"""Archives and pins (records.archive_reading, records.manifests) and export bundles (results.bundles); pure, no database."""
 from __future__ import annotations
 
 import io
@@ -13,13 +13,12 @@ import pytest
 import yaml
 
 from results.bundles import export_entries, verify_export, write_export_zip
-from records.archives import (
-    BundleError,
+from records.archive_reading import BundleError, read_archive
+from records.manifests import (
     build_manifest,
     check_pins,
     manifest_sha256,
     pins_of,
-    read_archive,
     sha256_hex,
     sha256_stream,
 )
@@ -316,10 +315,10 @@ def test_it_refuses_to_export_a_member_under_a_reserved_name(members):
 
 
 def test_it_reads_archives_and_checks_pins_with_the_one_implementation_in_records():
-    from records import archives
+    from records import archive_reading, manifests
     from results import bundles
 
-    assert bundles.read_archive is archives.read_archive
-    assert bundles.BundleError is archives.BundleError
-    assert bundles.build_manifest is archives.build_manifest
-    assert issubclass(archives.BundleTooLarge, bundles.BundleError)
+    assert bundles.read_archive is archive_reading.read_archive
+    assert bundles.BundleError is archive_reading.BundleError
+    assert bundles.build_manifest is manifests.build_manifest
+    assert issubclass(archive_reading.BundleTooLarge, bundles.BundleError)

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 
 from results.services import approve_run, export_bundle, finalize_run
 from results.bundles import verify_export
-from records.archives import read_archive
+from records.archive_reading import read_archive
 from results.models import Result
 from reviews.audit import Actor
 from reviews.models import AuditEvent

@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 import aas_verify
 from aas_verify.checks import statement_of
-from records.archives import read_archive
+from records.archive_reading import read_archive
 from results.models import Attestation
 from results.services import export_bundle, finalize_run
 from results.signing import load_signing_key, published_keys

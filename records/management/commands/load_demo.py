@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from records.archives import MANIFEST_NAME, manifest_fields, read_manifest, role_for_filename, sha256_hex
+from records.manifests import MANIFEST_NAME, manifest_fields, read_manifest, role_for_filename, sha256_hex
 from records.finding_groups import blocking_reasons
 from records.models import ImportedManifest
 from records.parsing import parse_report

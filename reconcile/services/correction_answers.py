@@ -1,8 +1,10 @@
 """A corrected report's answers and what it must keep of its predecessor (DESIGN §2 "Answer", §6).
 
-Pure functions for the upload that refuses a corrected version ("Send it back", issue 19): it reads the
-answers with `parse_answers`, checks them against the requests open on the member with
-`check_answers`, and asks `dropped_ids` which declared IDs the new version lost.
+Pure functions for the check that refuses a corrected version ("Send it back", issue 19),
+`corrections.AnswerCheck`, which records' upload calls: it reads the answers with `parse_answers`,
+checks them against the requests open on the member with `check_answers`, and asks `dropped_ids`
+which declared IDs the new version lost. They live beside the corrections they serve, so an upload
+calls into reconcile and no further.
 """
 from __future__ import annotations
 

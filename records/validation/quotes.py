@@ -37,9 +37,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .document import ParsedReport
-from .validation import ERROR, WARNING, Finding
-from .validation.citations import (
+from records.document import ParsedReport
+
+from .citations import (
     ANCHOR,
     QUOTATION,
     Citation,
@@ -50,6 +50,7 @@ from .validation.citations import (
     same_commit,  # noqa: F401 — the upload's commit is compared as citations are (records.services.snapshots)
     where,
 )
+from .findings import ERROR, WARNING, Finding
 
 VERIFIED = "verified"
 NOT_FOUND = "not-found"

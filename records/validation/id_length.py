@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .document import ParsedReport
+from records.document import ParsedReport
 
 MAX_ID_LENGTH = 120
 

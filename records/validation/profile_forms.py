@@ -21,7 +21,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from records import ids, profile_v2
+from records import ids
+
+from . import profile_v2
 
 PROFILE_AXES = {
     "storage_substrate": (

@@ -1,7 +1,7 @@
 """`memory-comparison` `version: 2` (upstream `kb/agentic-system-analyses/types/agent-memory-profile.md` and
 its schema at 53a0a4c4): the ten first axes, each an assessment over scoped units whose findings carry a
 value in words, a basis and the records they rest on, records cited by link destination
-(`memory.md#mem-obj-store`). Read by its own rules, beside the older forms of `records.profiles`.
+(`memory.md#mem-obj-store`). Read by its own rules, beside the older forms of `records.validation.profile_forms`.
 """
 from __future__ import annotations
 
