@@ -210,3 +210,14 @@ def test_a_malformed_fingerprint_is_a_usage_error(signed_bundle, tmp_path):
     path = tmp_path / "run.zip"
     path.write_bytes(zipped(signed_bundle.files))
     assert main([str(path), "--key-fingerprint", "abc"], stdout=io.StringIO()) == 2
+
+
+def test_a_key_listed_for_two_purposes_is_accepted_for_the_result_by_its_result_entry(signed_bundle, tmp_path):
+    path = tmp_path / "run.zip"
+    path.write_bytes(zipped(signed_bundle.files))
+    audit, result = (json.loads(keys_document(signed_bundle, purpose=p))["keys"][0] for p in ("audit", "result"))
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"keys": [audit, result]}))
+    out = io.StringIO()
+    assert main([str(path), "--key", str(keys)], stdout=out) == 0, out.getvalue()
+    assert "keys[1]" in out.getvalue()
