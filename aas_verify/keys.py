@@ -14,7 +14,7 @@ The keys document:
                "valid_from": ISO 8601 with offset,
                "valid_until": ISO 8601 with offset, or null while the key is current}, ...]}
 
-(other fields ignored). A document without `purpose`, `valid_from` or `valid_until` on
+(a `fingerprint` given must be its key's; other fields ignored). A document without `purpose`, `valid_from` or `valid_until` on
 every key is refused. A key is accepted only for its purpose, and only for what is dated
 in [valid_from, valid_until). A bare PEM says nothing of either: it is trusted for what
 the caller passes it for, with no window.
@@ -121,8 +121,11 @@ def _listed_key(entry, where: str) -> PublicKey:
     valid_until = None if entry["valid_until"] is None else parse_time(entry["valid_until"], f"{where}.valid_until")
     if valid_until is not None and valid_until < valid_from:
         raise KeyFileError(f"{where}: valid_until precedes valid_from")
-    return load_public_key(entry["public_key_pem"].encode("ascii", "replace"), where, purpose=entry["purpose"],
-                           valid_from=valid_from, valid_until=valid_until)
+    key = load_public_key(entry["public_key_pem"].encode("ascii", "replace"), where, purpose=entry["purpose"],
+                          valid_from=valid_from, valid_until=valid_until)
+    if "fingerprint" in entry and entry["fingerprint"] != key.fingerprint:
+        raise KeyFileError(f"{where}: fingerprint {entry['fingerprint']!r} is not its public key's ({key.fingerprint})")
+    return key
 
 
 def load_keys(data: bytes, origin: str) -> list[PublicKey]:

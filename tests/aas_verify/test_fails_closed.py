@@ -75,7 +75,7 @@ def forged(signed_bundle, tmp_path):
 def aas(*args) -> subprocess.CompletedProcess:
     """The `aas` client from its source tree, with the verifier importable as an installed one would be."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "client"), str(ROOT)]))
-    return subprocess.run([sys.executable, "-m", "aas_client.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "aas_client.cli", *args], capture_output=True, text=True, check=False,
                           env=env, timeout=120, cwd=ROOT / "client")
 
 
@@ -221,3 +221,12 @@ def test_a_key_listed_for_two_purposes_is_accepted_for_the_result_by_its_result_
     out = io.StringIO()
     assert main([str(path), "--key", str(keys)], stdout=out) == 0, out.getvalue()
     assert "keys[1]" in out.getvalue()
+
+
+def test_a_keys_document_whose_fingerprint_is_not_its_keys_is_refused(signed_bundle, tmp_path, capsys):
+    path = tmp_path / "run.zip"
+    path.write_bytes(zipped(signed_bundle.files))
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(keys_document(signed_bundle, fingerprint="0" * 64))
+    assert main([str(path), "--key", str(keys)], stdout=io.StringIO()) == 2
+    assert "keys[0]: fingerprint '" + "0" * 64 + "' is not its public key's" in capsys.readouterr().err
