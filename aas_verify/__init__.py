@@ -55,14 +55,17 @@ recomputed from its content and predecessor, the sequence unbroken from 1, and t
 trail's end equal to its recorded head; the attested head present in the trail with
 its hash, a `run.finalized` whose result and manifest hashes are result.md's and
 ARTIFACT.yaml's; each attested approval matching its `run.approved` event (actor,
-note, the chain head it signed off, which must be the trail's event before it); every subject digest against the bytes; and the envelope's Ed25519 signature
-against `--key` (a PEM or the JSON of `GET /api/keys/`, retired keys included) or,
-without it, the bundle's own key, with a note that it must be compared with a copy
-obtained separately.
+note, the chain head it signed off, which must be the trail's event before it); every subject
+digest against the bytes; and the envelope's Ed25519 signature against a key the caller trusts
+(`keys.py`): `--key` (a PEM or the keys document of `GET /api/keys/`, retired keys included, each
+key accepted only for its purpose and for a statement dated within its window) or
+`--key-fingerprint` (SHA-256 of the raw public key). Without one the report fails "signature not
+checked against a trusted key" (exit 2): the bundle's own key is only named, never trusted.
 """
 from .checks import PREDICATE_TYPE, STATEMENT_TYPE, verify_bundle, verify_files
-from .dsse import key_id, load_keys, pae
+from .dsse import pae
+from .keys import PURPOSES, KeyFileError, PublicKey, fingerprint, key_id, load_keys
 from .report import Failure, Report
 
-__all__ = ["PREDICATE_TYPE", "STATEMENT_TYPE", "Failure", "Report", "key_id", "load_keys", "pae", "verify_bundle",
-           "verify_files"]
+__all__ = ["PREDICATE_TYPE", "PURPOSES", "STATEMENT_TYPE", "Failure", "KeyFileError", "PublicKey", "Report",
+           "fingerprint", "key_id", "load_keys", "pae", "verify_bundle", "verify_files"]

@@ -5,8 +5,9 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 
-from . import dsse, trail
+from . import dsse, keys, trail
 from .archive import ArchiveError, read_bundle
 from .manifests import ManifestError, artifact_pins, export_listing
 from .report import Failure, Report
@@ -96,41 +97,98 @@ def _check_snapshot(files, hashes, failures) -> None:
                                       f"{hashes[name]}"))
 
 
-def _read_statement(files, keys, report) -> dict:
-    """The signed statement, after checking the envelope's signature (the statement is read either way)."""
+NOT_TRUSTED = "signature not checked against a trusted key"
+RESULT_PURPOSE = "result"  # the statement's signing key's purpose (keys.PURPOSES)
+
+
+def _check_signature(envelope: dsse.Envelope, files, trust: keys.Trust, report: Report) -> keys.PublicKey | None:
+    """The trusted key a signature of the envelope verifies against, for the result; None with a failure if none.
+    The bundle's own key is only named ("claims to be signed by …"), or compared with a pinned fingerprint."""
+    failures, carried = report.failures, None
+    try:
+        carried = keys.load_public_key(files[PUBLIC_KEY], f"the bundle's {PUBLIC_KEY}") if PUBLIC_KEY in files else None
+    except keys.KeyFileError as error:
+        failures.append(Failure(PUBLIC_KEY, str(error)))
+    claim = f"the bundle carries no usable {PUBLIC_KEY}"
+    if carried is not None and dsse.verify(envelope, [carried])[0] is not None:
+        report.claimed_fingerprint = carried.fingerprint
+        claim = f"the bundle claims to be signed by {carried.fingerprint}"
+    elif carried is not None:
+        claim = f"the bundle's {PUBLIC_KEY} ({carried.fingerprint}) does not verify it either"
+    named = ", ".join(keyid or "(none)" for keyid, _ in envelope.signatures)
+    if not trust.given:
+        report.untrusted = True
+        failures.append(Failure(ENVELOPE, f"{NOT_TRUSTED}: give --key FILE or --key-fingerprint SHA256 obtained out "
+                                          f"of band; a key carried in the bundle is never trusted on its own, and "
+                                          f"{claim}", field="signatures"))
+        if report.claimed_fingerprint is None and carried is not None:
+            failures.append(Failure(ENVELOPE, f"signature: no signature verifies against the bundle's own "
+                                              f"{PUBLIC_KEY} ({carried.fingerprint}); the envelope names key {named}",
+                                    field="signatures"))
+        return None
+    candidates = trust.candidates(carried)
+    fit = [k for k in candidates if k.purpose in (None, RESULT_PURPOSE)]  # a PEM states no purpose
+    key, _why = dsse.verify(envelope, fit)
+    other = None if key else dsse.verify(envelope, [k for k in candidates if k not in fit])[0]
+    if other is not None:
+        failures.append(Failure(ENVELOPE, f"signature: by key {other.fingerprint} ({other.origin}), but its purpose is "
+                                          f"{other.purpose}, not {RESULT_PURPOSE}", field="signatures"))
+        return None
+    if key is None:
+        failures.append(Failure(ENVELOPE, f"signature: not signed by a trusted key: no signature verifies against "
+                                          f"{trust.describe(candidates)}; {claim} (the envelope names key ID "
+                                          f"{named}, a hint)", field="signatures"))
+        return None
+    report.keyid, report.key_origin, report.fingerprint = key.keyid, key.origin, key.fingerprint
+    return key
+
+
+def _check_date(key: keys.PublicKey, audit: trail.Trail, predicate: dict, report: Report) -> None:
+    """The statement's date (its attested `run.finalized` event's `created_at`, bound to the signature through
+    that event's hash) lies in the signing key's validity window."""
+    report.key_window = key.window()
+    if key.valid_from is None:  # a PEM or a pinned fingerprint: the OK line says "no validity window known"
+        return
+    head = predicate.get("audit_head") if isinstance(predicate.get("audit_head"), dict) else {}
+    event = audit.by_seq.get(head.get("seq")) if isinstance(head.get("seq"), int) else None
+    try:
+        dated = keys.parse_time((event or {}).get("created_at"), "created_at")
+    except keys.KeyFileError:
+        report.failures.append(Failure(ENVELOPE, f"the statement's date is unknown (its attested head is no event of "
+                                                 f"the trail with a created_at), so key {key.fingerprint}'s validity "
+                                                 f"window ({key.window()}) cannot be checked",
+                                       field="predicate.audit_head"))
+        return
+    if not key.covers(dated):
+        report.failures.append(Failure(ENVELOPE, f"the statement is dated {event['created_at']} (its run.finalized "
+                                                 f"event #{head['seq']}), outside the validity window of key "
+                                                 f"{key.fingerprint} ({key.origin}): {key.window()}",
+                                       field="signatures"))
+
+
+def _read_statement(files, trust, report) -> tuple[dict, keys.PublicKey | None]:
+    """The signed statement and the trusted key its signature verified against (the statement is read either way)."""
     failures = report.failures
     try:
         envelope = dsse.parse_envelope(files[ENVELOPE])
     except dsse.EnvelopeError as error:
         failures.append(Failure(ENVELOPE, f"malformed: {error}"))
-        return {}
-    if keys is None:
-        try:
-            keys = dsse.load_keys(files[PUBLIC_KEY], f"the bundle's {PUBLIC_KEY}")
-        except dsse.EnvelopeError as error:
-            failures.append(Failure(PUBLIC_KEY, str(error)))
-            keys = []
-        report.notes.append(f"the signature was checked against the bundle's own {PUBLIC_KEY}: compare its key ID "
-                            "with GET /api/keys/ or another copy obtained separately, or pass --key")
-    key, why = dsse.verify(envelope, keys)
-    if key is None:
-        failures.append(Failure(ENVELOPE, f"signature: {why}", field="signatures"))
-    else:
-        report.keyid, report.key_origin = key.keyid, key.origin
+        return {}, None
+    signer = _check_signature(envelope, files, trust, report)
     try:
         statement = json.loads(envelope.payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         failures.append(Failure(ENVELOPE, f"payload is not UTF-8 JSON ({error})", field="payload"))
-        return {}
+        return {}, signer
     if not isinstance(statement, dict):
         failures.append(Failure(ENVELOPE, "payload is not a JSON object", field="payload"))
-        return {}
+        return {}, signer
     if statement.get("_type") != STATEMENT_TYPE:
         failures.append(Failure(ENVELOPE, f"_type is {statement.get('_type')!r}, not {STATEMENT_TYPE}", field="_type"))
     if statement.get("predicateType") != PREDICATE_TYPE:
         failures.append(Failure(ENVELOPE, f"predicateType is {statement.get('predicateType')!r}, not {PREDICATE_TYPE}",
                                 field="predicateType"))
-    return statement
+    return statement, signer
 
 
 def _check_subjects(statement, files, hashes, pins, failures) -> None:
@@ -214,8 +272,11 @@ def _compare(where, listed, files, hashes, members, failures) -> None:
         failures.append(Failure(where.split(" ")[0], f"{where} lists no member hash"))
 
 
-def verify_files(files: dict[str, bytes], keys: list[dsse.PublicKey] | None = None) -> Report:
-    """Every check on the bundle's files; `keys` None means the bundle's own public-key.pem."""
+def verify_files(files: dict[str, bytes], trusted: list[keys.PublicKey] | None = None, *,
+                 fingerprints: Iterable[str] = ()) -> Report:
+    """Every check on the bundle's files; the signature against the `trusted` keys and pinned `fingerprints`
+    (hex SHA-256 of raw public keys) the caller supplies: with neither, the report fails "not checked"."""
+    trust = keys.Trust(tuple(trusted or ()), frozenset(map(keys.pinned, fingerprints)))
     report = Report(files=len(files))
     failures = report.failures
     missing = [name for name in REQUIRED if name not in files]
@@ -225,7 +286,7 @@ def verify_files(files: dict[str, bytes], keys: list[dsse.PublicKey] | None = No
         _check_listing(files, hashes, failures)
     pins = _check_pins(files, hashes, failures) if ARTIFACT in files else {}
     _check_snapshot(files, hashes, failures)
-    statement = _read_statement(files, keys, report) if ENVELOPE in files else {}
+    statement, signer = _read_statement(files, trust, report) if ENVELOPE in files else ({}, None)
     predicate = statement.get("predicate") if isinstance(statement.get("predicate"), dict) else {}
     if statement and not predicate:
         failures.append(Failure(ENVELOPE, "the statement has no predicate", field="predicate"))
@@ -254,17 +315,19 @@ def verify_files(files: dict[str, bytes], keys: list[dsse.PublicKey] | None = No
                                       manifest_sha256=manifest_sha, failures=failures)
             trail.check_approvals(audit, predicate, failures)
             trail.check_reviews(audit, predicate, failures)
+    if signer is not None and predicate:
+        _check_date(signer, audit, predicate, report)
     return report
 
 
-def verify_bundle(data: bytes, keys: list[dsse.PublicKey] | None = None, *,
+def verify_bundle(data: bytes, trusted: list[keys.PublicKey] | None = None, *, fingerprints: Iterable[str] = (),
                   max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
-    """Every check on an export bundle's bytes (zip or tar.gz)."""
+    """Every check on an export bundle's bytes (zip or tar.gz), as `verify_files`."""
     try:
         files = read_bundle(data, max_bytes=max_bytes)
     except ArchiveError as error:
         return Report(failures=[Failure("bundle", str(error).removeprefix("bundle: "))])
-    return verify_files(files, keys)
+    return verify_files(files, trusted, fingerprints=fingerprints)
 
 
 def statement_of(envelope_json: bytes) -> dict:

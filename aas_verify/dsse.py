@@ -8,67 +8,30 @@ reading of the envelope is what makes a test of the two meaningful.
 
 with LEN the byte length in ASCII decimal; the signature is Ed25519 over
 PAE(payloadType, payload) where payload is the base64-decoded `payload`.
-A key's ID is the lower-case hex SHA-256 of its DER SubjectPublicKeyInfo.
+A key's ID is the lower-case hex SHA-256 of its DER SubjectPublicKeyInfo (`keys.py`, which also
+says which keys count: only those the caller supplies).
 """
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from .keys import PublicKey, key_id, load_keys, load_public_key  # noqa: F401  (named here before keys.py)
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 
 
 class EnvelopeError(ValueError):
-    """The envelope or a key is not in the expected form; the message says which field."""
-
-
-@dataclass(frozen=True)
-class PublicKey:
-    keyid: str
-    key: Ed25519PublicKey
-    origin: str  # where it came from, for messages: "the bundle's public-key.pem", "--key keys.json"
+    """The envelope is not in the expected form; the message says which field."""
 
 
 def pae(payload_type: str, payload: bytes) -> bytes:
     kind = payload_type.encode("utf-8")
     return b"DSSEv1 %d %b %d %b" % (len(kind), kind, len(payload), payload)
-
-
-def key_id(key: Ed25519PublicKey) -> str:
-    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    return hashlib.sha256(der).hexdigest()
-
-
-def load_public_key(pem: bytes, origin: str) -> PublicKey:
-    try:
-        key = serialization.load_pem_public_key(pem)
-    except (ValueError, TypeError) as error:
-        raise EnvelopeError(f"{origin}: not a PEM public key ({error})") from None
-    if not isinstance(key, Ed25519PublicKey):
-        raise EnvelopeError(f"{origin}: not an Ed25519 public key ({type(key).__name__})")
-    return PublicKey(key_id(key), key, origin)
-
-
-def load_keys(data: bytes, origin: str) -> list[PublicKey]:
-    """A PEM public key, or the JSON of `GET /api/keys/` (every listed key, retired ones included)."""
-    if data.lstrip().startswith(b"{"):
-        try:
-            listed = json.loads(data)["keys"]
-            pems = [entry["public_key_pem"].encode("ascii") for entry in listed]
-        except (ValueError, KeyError, TypeError, AttributeError, UnicodeEncodeError):
-            raise EnvelopeError(f"{origin}: JSON, but not the {{keys: [{{public_key_pem}}]}} of GET /api/keys/") from None
-        keys = [load_public_key(pem, f"{origin} keys[{index}]") for index, pem in enumerate(pems)]
-        if not keys:
-            raise EnvelopeError(f"{origin}: lists no key")
-        return keys
-    return [load_public_key(data, origin)]
 
 
 def _b64(value, field: str) -> bytes:

@@ -191,10 +191,14 @@ def cmd_answer(args) -> int:
 
 
 def cmd_verify(args) -> int:
+    """aas_verify's check and exit code (0 verified against a key you trust, 1 a check failed, 2 no trusted key
+    given or the bundle or key cannot be read)."""
     # Run as a program, not imported: the client stays apart from every package of the server's tree.
     if importlib.util.find_spec("aas_verify") is None:
         raise Usage("the offline verifier is not installed: pip install ./aas_verify")
-    command = [sys.executable, "-m", "aas_verify", args.bundle] + (["--json"] if args.json else [])
+    command = [sys.executable, "-m", "aas_verify", args.bundle] + [a for k in args.key for a in ("--key", k)]
+    command += [a for pin in args.key_fingerprint for a in ("--key-fingerprint", pin)]
+    command += ["--json"] if args.json else []
     return subprocess.run(command, check=False).returncode
 
 
@@ -220,7 +224,12 @@ def parser() -> argparse.ArgumentParser:
     answer.add_argument("member")
     answer.add_argument("file")
     answer.add_argument("--answers", help="the answers file (`- corrected: …` / `- declined: …` lines)")
-    sub.add_parser("verify", help="verify an exported bundle offline (aas_verify)").add_argument("bundle")
+    verify = sub.add_parser("verify", help="verify an exported bundle offline against a key you trust (aas_verify)")
+    verify.add_argument("bundle")
+    verify.add_argument("--key", action="append", default=[], metavar="FILE",
+                        help="a key obtained out of band: a PEM, or the keys document of GET /api/keys/; repeatable")
+    verify.add_argument("--key-fingerprint", action="append", default=[], metavar="SHA256",
+                        help="the SHA-256 of the raw Ed25519 public key, pinned out of band; repeatable")
     for command in sub.choices.values():
         command.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine output")
     return top

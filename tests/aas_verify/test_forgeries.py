@@ -56,10 +56,14 @@ def test_a_clean_bundle_passes_against_the_servers_key(signed_bundle):
     assert report.keyid == signed_bundle.key.keyid and report.events >= 4 and report.notes == []
 
 
-def test_without_a_key_it_checks_the_bundles_own_and_says_to_compare_it(signed_bundle):
+def test_without_a_key_it_is_not_verified_and_names_the_key_the_bundle_claims(signed_bundle):
     report = verify_files(signed_bundle.copy())
-    assert report.ok
-    assert "compare its key ID with GET /api/keys/" in report.notes[0]
+    assert not report.ok and report.exit_code == 2 and report.keyid is None
+    claimed = given_key(signed_bundle)[0].fingerprint
+    assert [f.line() for f in report.failures] == [(
+        "attestation.dsse.json [signatures]: signature not checked against a trusted key: give --key FILE or "
+        "--key-fingerprint SHA256 obtained out of band; a key carried in the bundle is never trusted on its own, "
+        f"and the bundle claims to be signed by {claimed}")]
 
 
 def test_result_md_edited_and_manifest_json_recomputed(signed_bundle):
@@ -150,8 +154,11 @@ def test_a_signature_made_with_another_key(signed_bundle):
     files["public-key.pem"] = forger.public_key_pem.encode()
     files["MANIFEST.json"] = manifest_json(files)
     found = lines_of(files, given_key(signed_bundle))
-    assert found == [f"attestation.dsse.json [signatures]: signature: no signature verifies: the envelope names key "
-                     f"{forger.keyid}; tried {signed_bundle.key.keyid} (--key server.pem)"]
+    server = given_key(signed_bundle)[0].fingerprint
+    claimed = load_keys(forger.public_key_pem.encode(), "forger")[0].fingerprint
+    assert found == [f"attestation.dsse.json [signatures]: signature: not signed by a trusted key: no signature "
+                     f"verifies against {server} (--key server.pem); the bundle claims to be signed by {claimed} "
+                     f"(the envelope names key ID {forger.keyid}, a hint)"]
 
 
 def test_a_signature_by_another_key_than_the_bundles_own_fails_even_without_key(signed_bundle):
@@ -170,7 +177,8 @@ def test_an_envelope_whose_payload_was_edited(signed_bundle):
     files["attestation.dsse.json"] = json.dumps(envelope).encode()
     files["MANIFEST.json"] = manifest_json(files)
     found = lines_of(files, given_key(signed_bundle))
-    assert any(line.startswith("attestation.dsse.json [signatures]: signature: no signature verifies") for line in found)
+    assert any(line.startswith("attestation.dsse.json [signatures]: signature: not signed by a trusted key: no "
+                               "signature verifies") for line in found), found
     assert any(line.endswith("[after.note]: run.approved note differs from the note the signed statement records")
                for line in found), found
 

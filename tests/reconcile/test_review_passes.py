@@ -243,7 +243,10 @@ def test_the_result_names_the_passes_the_adjudications_and_the_agreement(two_rev
     predicate = statement_of(Attestation.objects.get(result=result).envelope.encode())["predicate"]
     assert [p["reviewer"] for p in predicate["review_passes"]] == ["alice", "bob"]
     assert predicate["adjudications"][0]["decision"] == "reject" and predicate["agreement"]["overall"]["items"]
-    report = verify_bundle(export_bundle(run=run))
+    from aas_verify import load_keys
+    from results.signing import load_signing_key
+
+    report = verify_bundle(export_bundle(run=run), load_keys(load_signing_key().public_key_pem.encode(), "key"))
     assert report.ok, [f.line() for f in report.failures]
     semantic = text.split("### Semantic verification", 1)[1].split("### Deterministic validation", 1)[0]
     assert "Pass 1 by alice" in semantic and "Pass 2 by bob" in semantic

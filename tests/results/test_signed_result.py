@@ -84,9 +84,12 @@ def test_a_real_export_passes_aas_verify_and_verify_bundle(final_run, tmp_path):
     assert report.ok, [f.line() for f in report.failures]
     path = tmp_path / "run.zip"
     path.write_bytes(data)
+    keys = tmp_path / "keys.json"  # the keys document as GET /api/keys/ serves it: the window is checked too
+    keys.write_text(json.dumps({"keys": [k.as_api() for k in published_keys()]}))
     out = io.StringIO()
-    call_command("verify_bundle", str(path), stdout=out)
+    call_command("verify_bundle", str(path), "--key", str(keys), stdout=out)
     assert out.getvalue().splitlines()[-1].startswith("OK 12 files, ")
+    assert "valid from " in out.getvalue()
 
 
 def test_without_a_signing_key_finalization_fails_saying_so(approved_run, settings, tmp_path):  # noqa: F811

@@ -113,3 +113,56 @@ def test_get_keys_lists_every_key_to_anyone_retired_ones_included(keys, db):
     assert all(k["public_key_pem"].startswith("-----BEGIN PUBLIC KEY-----") for k in listed.values())
     assert "PRIVATE" not in json.dumps(response.json())
     assert {k.keyid for k in load_keys(response.content, "GET /api/keys/")} == set(listed)
+
+
+# --- issue 36: keys have a purpose and a validity window ---------------------------------------------------
+
+
+def test_rotation_closes_the_old_keys_window_once_the_new_one_is_open(keys):
+    create_key(keys / "ed25519.pem", keys / "public")
+    retired, current = rotate_key(keys / "ed25519.pem", keys / "public")
+    listed = {k.keyid: k for k in published_keys(keys / "public")}
+    # The new window opens before the new key can sign, the old one closes once it can no longer sign: no gap.
+    assert listed[retired.keyid].valid_from < listed[current.keyid].valid_from <= listed[retired.keyid].valid_until
+    assert listed[current.keyid].valid_until is None
+    assert {k.purpose for k in listed.values()} == {"result"}
+
+
+def test_ensure_adds_purpose_and_window_to_keys_published_before_them(keys):
+    create_key(keys / "ed25519.pem", keys / "public")
+    retired, current = rotate_key(keys / "ed25519.pem", keys / "public")
+    for meta in (keys / "public").glob("*.json"):  # as published before issue 36
+        old = json.loads(meta.read_text())
+        meta.write_text(json.dumps({name: old[name] for name in ("keyid", "created", "retired")}))
+    out = io.StringIO()
+    call_command("signing_key", "ensure", stdout=out)
+    assert "added purpose, valid_from, valid_until to 2 published keys" in out.getvalue()
+    written = {json.loads(m.read_text())["keyid"]: json.loads(m.read_text()) for m in (keys / "public").glob("*.json")}
+    assert written[retired.keyid]["purpose"] == "result"
+    assert written[retired.keyid]["valid_from"] == written[retired.keyid]["created"]
+    assert written[retired.keyid]["valid_until"] == written[retired.keyid]["retired"]
+    assert written[current.keyid]["valid_until"] is None
+
+
+def test_list_prints_the_fingerprint_to_publish_out_of_band(keys):
+    from cryptography.hazmat.primitives import serialization
+
+    call_command("signing_key", "create", stdout=io.StringIO())
+    key = load_signing_key(keys / "ed25519.pem")
+    raw = key.private_key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    out = io.StringIO()
+    call_command("signing_key", "list", stdout=out)
+    assert f"fingerprint {__import__('hashlib').sha256(raw).hexdigest()}" in out.getvalue()
+    assert " result " in out.getvalue()
+
+
+@pytest.mark.urls("tests.results.urls")
+def test_get_keys_gives_purpose_window_and_fingerprint_and_the_verifier_accepts_it(keys, db):
+    create_key(keys / "ed25519.pem", keys / "public")
+    retired, current = rotate_key(keys / "ed25519.pem", keys / "public")
+    listed = {k["keyid"]: k for k in Client().get("/api/keys/").json()["keys"]}
+    assert listed[retired.keyid]["purpose"] == listed[current.keyid]["purpose"] == "result"
+    assert listed[current.keyid]["valid_from"] <= listed[retired.keyid]["valid_until"]
+    assert listed[current.keyid]["valid_until"] is None
+    loaded = {k.keyid: k for k in load_keys(json.dumps({"keys": list(listed.values())}).encode(), "GET /api/keys/")}
+    assert {k: v.fingerprint for k, v in loaded.items()} == {k: v["fingerprint"] for k, v in listed.items()}

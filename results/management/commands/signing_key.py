@@ -1,4 +1,4 @@
-"""`python manage.py signing_key create|rotate|list`: the server's Ed25519 signing keys (results.signing)."""
+"""`python manage.py signing_key create|rotate|list|ensure`: the server's Ed25519 signing keys (results.signing)."""
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
@@ -8,7 +8,9 @@ from results import signing
 
 class Command(BaseCommand):
     help = ("Manage the result-signing key at SIGNING_KEY_PATH: `create` a first key, `rotate` to a new one "
-            "(the old public key stays published, retired), `list` the published keys. Prints key IDs and "
+            "(the old public key stays published, retired: its valid_until set, the new key's valid_from), `list` "
+            "the published keys with the fingerprint to publish out of band, `ensure` a key (and write purpose, "
+            "valid_from and valid_until into keys published before them). Prints key IDs, fingerprints and "
             "public keys only, never a private key.")
 
     # Key files need neither the database nor a secret: no system checks (so no SECRET_KEY either).
@@ -26,13 +28,21 @@ class Command(BaseCommand):
             elif action == "ensure":
                 key, created = signing.ensure_key()
                 self.stdout.write(f"{'created' if created else 'kept'} {key.keyid} at {signing.key_path()}")
+                self._complete()
             elif action == "rotate":
                 retired, new = signing.rotate_key()
                 self.stdout.write(f"retired {retired.keyid} (still published)\ncurrent {new.keyid}")
+                self._complete()
             else:
                 self._list()
         except signing.SigningKeyError as error:
             raise CommandError(str(error)) from None
+
+    def _complete(self) -> None:
+        completed = signing.complete_published()
+        if completed:
+            self.stdout.write(f"added purpose, valid_from, valid_until to {completed} published "
+                              f"key{'s' if completed != 1 else ''} in {signing.public_dir()}")
 
     def _list(self) -> None:
         try:
@@ -44,4 +54,6 @@ class Command(BaseCommand):
             self.stdout.write(f"no published key in {signing.public_dir()}")
         for key in keys:
             state = "current" if key.keyid == current else (f"retired {key.retired}" if key.retired else "published")
-            self.stdout.write(f"{key.keyid}  ed25519  created {key.created}  {state}")
+            window = f"valid {key.valid_from or key.created} to {key.valid_until or 'now'}"
+            self.stdout.write(f"{key.keyid}  ed25519  {key.purpose}  fingerprint {key.fingerprint}  {window}  "
+                              f"created {key.created}  {state}")
