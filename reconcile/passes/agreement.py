@@ -3,18 +3,17 @@
 The items are those some pass decided (consensus fills in, for each pass, the state it left the
 others in); a pass's value on an item is its decision (a state, and the target of an accepted
 mapping). Per item kind and overall: how many items, how many the passes decided alike, the
-percent agreement, Cohen's kappa when there are two passes (scikit-learn) and Krippendorff's alpha,
-nominal, for any number (`krippendorff`). Both are chance-corrected and undefined (None) when every
+percent agreement, Cohen's kappa when there are two passes (`cohens_kappa`, below) and Krippendorff's
+alpha, nominal, for any number (`krippendorff`). Both are chance-corrected and undefined (None) when every
 decision falls in one category.
 """
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import krippendorff
-from sklearn.metrics import cohen_kappa_score
+import numpy as np
 
 from reviews.models import Run
 
@@ -27,6 +26,25 @@ KIND_NAMES = {"mapping": "mappings", "issue": "integration issues", "amendment":
 
 def _value(decision: dict[str, Any]) -> str:
     return decision["state"] + (f" {decision['target']}" if decision.get("target") else "")
+
+
+def cohens_kappa(first: list[str], second: list[str]) -> float | None:
+    """Cohen's kappa of two raters' values, 1 - observed / chance-expected disagreement; None when the
+    chance-expected disagreement is 0 (both raters always chose the same one value).
+
+    The arithmetic is scikit-learn's `cohen_kappa_score` (1.9), step for step and on the same float64
+    arrays, so every figure, rounded, is the one it gave: a confusion matrix over the sorted values
+    (rows the first rater), the expected counts from its margins, the off-diagonal sums.
+    """
+    index = {value: n for n, value in enumerate(sorted(set(first) | set(second)))}
+    confusion = np.zeros((len(index), len(index)))
+    for a, b in zip(first, second):
+        confusion[index[a], index[b]] += 1
+    expected = np.outer(confusion.sum(axis=0), confusion.sum(axis=1)) / confusion.sum()
+    disagreeing = np.ones_like(confusion)
+    np.fill_diagonal(disagreeing, 0)
+    chance = np.sum(disagreeing * expected)
+    return None if chance == 0 else float(1 - np.sum(disagreeing * confusion) / chance)
 
 
 def _figures(columns: list[list[str]]) -> dict[str, Any]:
@@ -43,10 +61,8 @@ def _figures(columns: list[list[str]]) -> dict[str, Any]:
     if len(codes) < 2:
         return figures  # one category only: chance-corrected agreement is undefined
     if passes == 2:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            kappa = cohen_kappa_score([values[0] for values in columns], [values[1] for values in columns])
-        figures["cohens_kappa"] = None if math.isnan(kappa) else round(float(kappa), 3)
+        kappa = cohens_kappa([values[0] for values in columns], [values[1] for values in columns])
+        figures["cohens_kappa"] = None if kappa is None else round(kappa, 3)
     matrix = [[codes[values[p]] for values in columns] for p in range(passes)]
     alpha = krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal")
     figures["krippendorffs_alpha"] = None if math.isnan(alpha) else round(float(alpha), 3)
