@@ -39,23 +39,15 @@ from reviews.access import (
     roles_of,
     runs_with_readable_audit,
 )
+from reviews.actions import Action
 from reviews.audit import hashed_created_at
 from reviews.audit_links import object_urls
 from reviews.models import AuditEvent
 
-# The types of DESIGN §13; an action without a mapping is an event of its own name (every audit event
-# that concerns a caller is an event), but these are what a subscription gets unless it names others.
-EVENT_TYPES = (
-    "member.validated", "run.in_review", "correction.requested", "correction.replied", "correction.resolved",
-    "correction.reopened", "correction.withdrawn", "run.approved", "run.final", "run.failed", "webhook.disabled",
-)
-_RENAMED = {
-    "run.finalized": ("run.final",),
-    "run.finalize_failed": ("run.failed",),
-    "run.reopened": ("run.reopened", "run.in_review"),
-    # An independent review's decisions stay blind until submitted (DESIGN §2): never in the feed.
-    "pass.decided": (),
-}
+# The types of DESIGN §13 (reviews.actions: an action's feed names): what a subscription gets unless it names
+# others. An action the vocabulary does not know is an event of its own name.
+EVENT_TYPES = tuple(dict.fromkeys(name for action in Action if action.subscribed for name in action.feed))
+_FEED = {action.value: action.feed for action in Action}
 _CURSOR = re.compile(r"^(\d{1,19})-(\d{1,19})$")
 _TABLE = AuditEvent._meta.db_table
 
@@ -68,12 +60,13 @@ def event_types(action: str, after) -> tuple[str, ...]:
     validated, plus `run.in_review` or `run.failed` when it moved the run. `member.parsed` is not
     `member.validated`: a parsed member can still fail the set's validation.
     """
-    if action == "run.validated":
+    if action == Action.RUN_VALIDATED:
         moved_to = ((after or {}).get("run_status") or {}).get("after")
         if moved_to == "failed":
-            return ("run.failed",)
-        return ("member.validated", "run.in_review") if moved_to == "in_review" else ("member.validated",)
-    return _RENAMED.get(action, (action,))
+            return ("run.failed",)  # as a failed finalization is (Action.RUN_FINALIZE_FAILED)
+        validated, in_review = Action.RUN_VALIDATED.feed
+        return (validated, in_review) if moved_to == "in_review" else (validated,)
+    return _FEED.get(action, (action,))
 
 
 # What a subscription may name (events.services.webhooks refuses any other type), and what one that names

@@ -5,6 +5,7 @@ the result page, the reconciliation page beside its counters (and out of band af
 """
 from __future__ import annotations
 
+from reviews.actions import Action
 from reviews.models import AuditEvent, Run
 
 from . import dispositions
@@ -20,7 +21,7 @@ def final_notice(run: Run) -> dict | None:
         return None
     # The result's hash as the trail's `run.finalized` event recorded it, in the same transaction that
     # stored the result (results/, above this app, owns the Result row).
-    finalized = (AuditEvent.objects.filter(run=run, action="run.finalized").order_by("-seq")
+    finalized = (AuditEvent.objects.filter(run=run, action=Action.RUN_FINALIZED).order_by("-seq")
                  .values_list("after", flat=True).first())
     successor = Run.objects.filter(revises=run).only("run_id").first()
     return {"sha256": (finalized or {}).get("result_sha256", ""), "successor": successor.run_id if successor else ""}

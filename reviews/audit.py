@@ -62,6 +62,7 @@ from django.db import connection, transaction
 from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
+from .actions import Action
 from .binding import cursor_for
 from .models import ApiToken, AuditEvent, DenialTally, Run
 
@@ -69,7 +70,7 @@ GENESIS = "0" * 64
 # The integers RFC 8785 (I-JSON) carries exactly.
 SAFE_INT = 2**53 - 1
 # A denial is not participation in a run (reviews.access.may_read_audit reads this).
-DENIED = "permission.denied"
+DENIED = Action.PERMISSION_DENIED
 # One caller's denials on one run within this many seconds of the window's first are one event.
 FOLD_SECONDS = 60
 
@@ -394,7 +395,7 @@ def record_event(
     *,
     run: Run | None,
     actor: Actor,
-    action: str,
+    action: Action,
     object_type: str,
     object_id: str | int,
     before: Any = None,
@@ -562,7 +563,7 @@ def record_login_failure(sender, credentials, request=None, **kwargs):
     record_event(
         run=None,
         actor=Actor(label="anonymous"),
-        action="login.failed",
+        action=Action.LOGIN_FAILED,
         object_type="user",
         object_id=str(credentials.get("username", ""))[:150],
         after={"remote_addr": request.META.get("REMOTE_ADDR", "") if request is not None else ""},

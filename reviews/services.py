@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from .access import ADJUDICATOR, ADMIN, AGENT, REVIEWER, ROLES, ensure_role_groups
+from .actions import DECISIONS, Action
 from .audit import Actor, lock_run, record_event
 from .models import MAX_REVIEWS_REQUIRED, ApiToken, AuditEvent, Run, hash_token
 
@@ -40,7 +41,7 @@ def create_run(*, actor: Actor, user=None, revises: Run | None = None, **fields:
                 run.participants.set(revises.participants.all())
                 if revises.created_by_id is not None and revises.created_by_id != run.created_by_id:
                     run.participants.add(revises.created_by_id)
-            record_event(run=run, actor=actor, action="run.created", object_type="run",
+            record_event(run=run, actor=actor, action=Action.RUN_CREATED, object_type="run",
                          object_id=run.run_id,
                          after=run_snapshot(run) | ({"revises": revises.run_id} if revises is not None else {})
                          | ({"reviews_required": run.reviews_required} if run.reviews_required > 1 else {}))
@@ -57,7 +58,7 @@ def set_run_status(*, run: Run, status: str, actor: Actor, reason: str = "") -> 
             return locked
         old = locked.transition_to(status, reason=reason)
         locked.save(update_fields=Run.STATUS_FIELDS)
-        record_event(run=locked, actor=actor, action="run.status_changed", object_type="run",
+        record_event(run=locked, actor=actor, action=Action.RUN_STATUS_CHANGED, object_type="run",
                      object_id=locked.run_id, before={"status": old},
                      after={"status": status, "reason": reason})
     run.status, run.status_reason, run.failed_from = locked.status, locked.status_reason, locked.failed_from
@@ -92,7 +93,7 @@ def set_participants(*, run: Run, usernames: list[str], actor: Actor) -> list[st
         if before == wanted:
             return before
         locked.participants.set(users)
-        record_event(run=locked, actor=actor, action="run.participants_changed", object_type="run",
+        record_event(run=locked, actor=actor, action=Action.RUN_PARTICIPANTS_CHANGED, object_type="run",
                      object_id=locked.run_id, before={"participants": before}, after={"participants": wanted})
     return wanted
 
@@ -120,7 +121,7 @@ def issue_token(*, name: str, role: str, actor: Actor, password: str | None = No
             user.save(update_fields=["is_staff", "is_superuser"])
         key = ApiToken.new_key()
         token = ApiToken.objects.create(user=user, name=name, key_sha256=hash_token(key), key_prefix=key[:10])
-        record_event(run=None, actor=actor, action="token.issued", object_type="api_token",
+        record_event(run=None, actor=actor, action=Action.TOKEN_ISSUED, object_type="api_token",
                      object_id=token.pk, after={"name": name, "user": user.username, "role": role,
                                                 "key_prefix": token.key_prefix,
                                                 **({"adjudicate": True} if adjudicate else {})})
@@ -132,14 +133,14 @@ def revoke_token(*, token: ApiToken, actor: Actor) -> ApiToken:
         updated = ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
         token.refresh_from_db(fields=["revoked_at"])
         if updated:
-            record_event(run=None, actor=actor, action="token.revoked", object_type="api_token",
+            record_event(run=None, actor=actor, action=Action.TOKEN_REVOKED, object_type="api_token",
                          object_id=token.pk, before={"revoked": False}, after={"revoked": True, "name": token.name})
     return token
 
 
 def record_login_lockout(*, username: str, address: str, failures: int) -> None:
     """Audit that a user name or address reached the failed-login limit (no run: the global chain)."""
-    record_event(run=None, actor=Actor("anonymous"), action="login.locked", object_type="user",
+    record_event(run=None, actor=Actor("anonymous"), action=Action.LOGIN_LOCKED, object_type="user",
                  object_id=username, after={"address": address, "failures": failures})
 
 
@@ -147,13 +148,11 @@ class ReviewsRequiredRefused(ValueError):
     """`reviews_required` out of range, or changed after the run's first decision."""
 
 
-# The audit actions that are decisions (DESIGN §4: `reviews_required` is settable until the first one).
-DECISION_ACTIONS_RE = r"^((mapping|issue|amendment)\.(accepted|rejected|carried|reopened)|canonical\.rejected|pass\.)"
 
 
 def decisions_taken(run: Run) -> bool:
     """The run has a decision on its trail: how many reviews it needs is settled."""
-    return AuditEvent.objects.filter(run=run, action__regex=DECISION_ACTIONS_RE).exists()
+    return AuditEvent.objects.filter(run=run, action__in=DECISIONS).exists()
 
 
 def set_reviews_required(*, run: Run, count: int, actor: Actor) -> int:
@@ -171,7 +170,7 @@ def set_reviews_required(*, run: Run, count: int, actor: Actor) -> int:
         before = locked.reviews_required
         locked.reviews_required, locked.updated_at = count, timezone.now()
         locked.save(update_fields=["reviews_required", "updated_at"])
-        record_event(run=locked, actor=actor, action="run.reviews_required_changed", object_type="run",
+        record_event(run=locked, actor=actor, action=Action.RUN_REVIEWS_REQUIRED_CHANGED, object_type="run",
                      object_id=locked.run_id, before={"reviews_required": before},
                      after={"reviews_required": count})
     run.reviews_required = count

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 
 from . import login_throttle
 from .access import TRAIL_READERS, run_for
+from .actions import Action
 from .audit import verify_chain
 from .audit_diff import changed_fields
 from .audit_links import object_names, object_urls
@@ -74,6 +75,7 @@ def run_audit(request, run_id: str):
     rows = [
         {
             "event": event,
+            "what": Action.wording_of(event.action),
             "object_url": urls[event.pk],
             "object_name": names[event.pk],
             "changes": changed_fields(*shown(event, withheld)),

@@ -9,9 +9,10 @@ chain hashes still listed.
 """
 from __future__ import annotations
 
+from .actions import Action
 from .models import AuditEvent, Run
 
-PASS_DECIDED = "pass.decided"
+PASS_DECIDED = Action.PASS_DECIDED
 WITHHELD = {"withheld": "a decision of another reviewer's independent review, shown once your own review "
                         "is submitted or every review is"}
 
@@ -21,7 +22,7 @@ def withheld_events(run: Run, user, events) -> set[int]:
     blind = [e for e in events if e.action == PASS_DECIDED]
     if not blind:
         return set()
-    submitted = set(AuditEvent.objects.filter(run=run, action="pass.submitted")
+    submitted = set(AuditEvent.objects.filter(run=run, action=Action.PASS_SUBMITTED)
                     .values_list("after__reviewer", flat=True))
     if len(submitted) >= run.reviews_required:
         return set()  # every pass is in

@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from reviews.actions import Action
 from reviews.audit import Actor, record_event
 
 from ..addresses import checked_target
@@ -39,7 +40,7 @@ def create_webhook(*, owner, url: str, event_types: list[str], run_ids: list[str
     with transaction.atomic():
         webhook = Webhook.objects.create(owner=owner, url=url, event_types=_clean_types(event_types),
                                          run_ids=sorted(set(run_ids)), secret_encrypted=seal(secret))
-        record_event(run=None, actor=actor, action="webhook.created", object_type="webhook",
+        record_event(run=None, actor=actor, action=Action.WEBHOOK_CREATED, object_type="webhook",
                      object_id=webhook.pk, after=_described(webhook))
     return webhook, secret
 
@@ -67,7 +68,7 @@ def update_webhook(*, webhook: Webhook, actor: Actor, url: str | None = None, ev
             fields += ["active", "disabled_reason", "consecutive_failures"]
         if fields:
             locked.save(update_fields=[*fields, "updated_at"])
-            record_event(run=None, actor=actor, action="webhook.updated", object_type="webhook",
+            record_event(run=None, actor=actor, action=Action.WEBHOOK_UPDATED, object_type="webhook",
                          object_id=locked.pk, before=before, after=_described(locked))
     return locked
 
@@ -75,7 +76,7 @@ def update_webhook(*, webhook: Webhook, actor: Actor, url: str | None = None, ev
 def delete_webhook(*, webhook: Webhook, actor: Actor) -> None:
     with transaction.atomic():
         locked = Webhook.objects.select_for_update().get(pk=webhook.pk)
-        record_event(run=None, actor=actor, action="webhook.deleted", object_type="webhook",
+        record_event(run=None, actor=actor, action=Action.WEBHOOK_DELETED, object_type="webhook",
                      object_id=locked.pk, before=_described(locked))
         locked.delete()
 
@@ -89,7 +90,7 @@ def disable_webhook(*, webhook_id: int, reason: str, actor: Actor) -> bool:
             return False
         locked.active, locked.disabled_reason = False, reason[:300]
         locked.save(update_fields=["active", "disabled_reason", "updated_at"])
-        record_event(run=None, actor=actor, action="webhook.disabled", object_type="webhook", object_id=locked.pk,
+        record_event(run=None, actor=actor, action=Action.WEBHOOK_DISABLED, object_type="webhook", object_id=locked.pk,
                      after=dict(_described(locked), reason=locked.disabled_reason,
                                 consecutive_failures=locked.consecutive_failures))
     return True
@@ -102,7 +103,7 @@ def request_redelivery(*, delivery: Delivery, actor: Actor) -> Delivery:
         before = {"state": locked.state, "attempts": locked.attempts}
         locked.state, locked.attempts, locked.next_attempt_at = Delivery.State.PENDING, 0, timezone.now()
         locked.save(update_fields=["state", "attempts", "next_attempt_at"])
-        record_event(run=None, actor=actor, action="webhook.redelivery_requested", object_type="webhook",
+        record_event(run=None, actor=actor, action=Action.WEBHOOK_REDELIVERY_REQUESTED, object_type="webhook",
                      object_id=locked.webhook_id, before=before,
                      after={"owner": locked.webhook.owner_id, "delivery": locked.pk, "event": locked.event_id,
                             "event_type": locked.event_type})

@@ -19,6 +19,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from reviews.access import may_adjudicate
+from reviews.actions import Action
 from reviews.audit import Actor, appending, lock_run, record_event
 from reviews.models import Run
 from reviews.queue import Job
@@ -119,7 +120,7 @@ def submit_pass(*, run: Run, reviewer, actor: Actor) -> ReviewPass:
         review_pass.decisions = frozen_decisions(run, review_pass)
         review_pass.state, review_pass.submitted_at = ReviewPass.State.SUBMITTED, timezone.now()
         review_pass.save(update_fields=["decisions", "state", "submitted_at"])
-        record_event(run=run, actor=actor, action="pass.submitted", object_type="review_pass",
+        record_event(run=run, actor=actor, action=Action.PASS_SUBMITTED, object_type="review_pass",
                      object_id=review_pass.number,
                      after={"pass": review_pass.number, "reviewer": reviewer.get_username(),
                             "decisions": len(review_pass.decisions)})
@@ -152,7 +153,7 @@ def runs_awaiting_consensus() -> list[int]:
     return list(Run.objects.filter(reviews_required__gt=1).annotate(
         submitted=Count("review_passes", filter=Q(review_passes__state=ReviewPass.State.SUBMITTED)))
         .filter(submitted__gte=F("reviews_required"))
-        .exclude(audit_events__action="pass.consensus").values_list("pk", flat=True))
+        .exclude(audit_events__action=Action.PASS_CONSENSUS).values_list("pk", flat=True))
 
 
 def _consensus_actor(passes: list[ReviewPass]) -> Actor:
@@ -207,7 +208,7 @@ def _consensus(run: Run, passes: list[ReviewPass]) -> None:
         Conflict.objects.create(run=run, model=model, key=key, name=decisions.item_name(rows[(model, key)]),
                                 note=note, decisions=[{"pass": p.number, "reviewer": p.reviewer.get_username(), **v}
                                            for p, v in zip(passes, values)])
-    record_event(run=run, actor=actor, action="pass.consensus", object_type="run", object_id=run.run_id,
+    record_event(run=run, actor=actor, action=Action.PASS_CONSENSUS, object_type="run", object_id=run.run_id,
                  after={"passes": [{"pass": p.number, "reviewer": p.reviewer.get_username()} for p in passes],
                         "agreed": len(agreed) - sum(1 for c in conflicts if c[3]), "applied": applied,
                         "conflicts": [decisions.item_name(rows[(m, k)]) for m, k, _, _ in conflicts]})
@@ -288,7 +289,7 @@ def settle_conflict(*, conflict: Conflict, decision: str, rationale: str, review
             state=Conflict.State.SETTLED, decision=decision, rationale=rationale, settled_by=actor.label,
             settled_at=timezone.now(), version=F("version") + 1)
         current.refresh_from_db()
-        record_event(run=run, actor=actor, action="conflict.settled", object_type="conflict", object_id=current.pk,
+        record_event(run=run, actor=actor, action=Action.CONFLICT_SETTLED, object_type="conflict", object_id=current.pk,
                      before={"state": Conflict.State.OPEN, "decisions": current.decisions},
                      after={"item": current.name, "decision": decision, "rationale": rationale})
     return current

@@ -30,6 +30,7 @@ from django.db.models import Max
 from django.utils.dateparse import parse_datetime
 
 from reviews.access import ADMIN, REVIEWER, may_adjudicate, roles_of
+from reviews.actions import Action
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import AuditEvent, Run
 
@@ -181,7 +182,7 @@ def passes_complete(run: Run) -> bool:
 
 def consensus_made(run: Run) -> bool:
     """The submitted passes' agreements are the run's decisions and their disagreements conflicts."""
-    return AuditEvent.objects.filter(run=run, action="pass.consensus").exists()
+    return AuditEvent.objects.filter(run=run, action=Action.PASS_CONSENSUS).exists()
 
 
 class _Overlay(Exception):
@@ -287,7 +288,7 @@ class PassWorld:
                     self.applied.add((model, key))
                 entry.values = values
                 entry.save()
-            record_event(run=self.run, actor=decided.actor, action="pass.decided", object_type="review_pass",
+            record_event(run=self.run, actor=decided.actor, action=Action.PASS_DECIDED, object_type="review_pass",
                          object_id=review_pass.number,
                          after={"pass": review_pass.number, "reviewer": self.reviewer.get_username(),
                                 "decision": decided.action, **decided.summary,
@@ -308,7 +309,7 @@ def _summary(kwargs: dict[str, Any]) -> dict[str, Any]:
 def _start_pass(run: Run, reviewer) -> ReviewPass:
     number = (ReviewPass.objects.filter(run=run).aggregate(top=Max("number"))["top"] or 0) + 1
     review_pass = ReviewPass.objects.create(run=run, number=number, reviewer=reviewer)
-    record_event(run=run, actor=Actor.for_user(reviewer), action="pass.started", object_type="review_pass",
+    record_event(run=run, actor=Actor.for_user(reviewer), action=Action.PASS_STARTED, object_type="review_pass",
                  object_id=number, after={"pass": number, "reviewer": reviewer.get_username(),
                                           "reviews_required": run.reviews_required})
     return review_pass

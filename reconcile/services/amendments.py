@@ -7,6 +7,7 @@ from typing import Any
 from django.db.models import F
 
 from records.models import MemberVersion
+from reviews.actions import Action
 from reviews.audit import Actor, record_event
 from reviews.models import Run
 
@@ -152,7 +153,7 @@ def _sync_amendments(run: Run, versions: dict[str, MemberVersion], summary: Sync
                 summary.carried_over += 1
                 continue
             summary.marked_stale += 1
-            record_event(run=run, actor=actor, action="amendment.marked_stale", object_type="amendment_decision",
+            record_event(run=run, actor=actor, action=Action.AMENDMENT_MARKED_STALE, object_type="amendment_decision",
                          object_id=row.pk, before=before,
                          after=amendment_snapshot(row) | {"member": role, "member_sha256": version.sha256,
                                                           "reason": "paragraph changed" if index else "paragraph removed"})
@@ -189,6 +190,6 @@ def _follow_mappings(run: Run, summary: SyncSummary, actor: Actor) -> None:
         else:
             summary.carried_over += 1
         record_event(run=run, actor=actor,
-                     action="amendment.marked_stale" if became_stale else "amendment.followed_mapping",
+                     action=Action.AMENDMENT_MARKED_STALE if became_stale else Action.AMENDMENT_FOLLOWED_MAPPING,
                      object_type="amendment_decision", object_id=row.pk, before=before,
                      after=amendment_snapshot(row) | {"reason": "its supersedes mapping decides it"})

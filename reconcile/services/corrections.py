@@ -24,6 +24,7 @@ from records.models import MemberReport, MemberVersion, Record
 from records.services import AnswersRefused
 from records.verification import VERIFICATION_ROLES, blocker_requests
 from reviews.access import DECIDE, has_any_role, may_read_audit
+from reviews.actions import Action
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
@@ -81,7 +82,7 @@ def raise_correction(*, run: Run, member: str, text: str, actor: Actor, record_i
                                 f"(version {report.current_version.version})", "record")
         request = CorrectionRequest.objects.create(run=locked, member=member, record_id=record_id, line=line,
                                                    text=text, author=actor.label)
-        _event(request, actor=actor, action="correction.requested", before=None, text=text, line=line)
+        _event(request, actor=actor, action=Action.CORRECTION_REQUESTED, before=None, text=text, line=line)
     return request
 
 
@@ -103,7 +104,7 @@ def raise_from_verification(*, run: Run, version: MemberVersion, actor: Actor) -
                       "line": blocker.line, "text": blocker.text, "author": author,
                       "source": CorrectionRequest.Source.VERIFICATION})
         if created:
-            _event(request, actor=actor, action="correction.requested", before=None, text=request.text,
+            _event(request, actor=actor, action=Action.CORRECTION_REQUESTED, before=None, text=request.text,
                    line=blocker.line, raised_in=author)
             made.append(request)
     return made
@@ -140,7 +141,7 @@ def resolve_correction(*, request: CorrectionRequest, actor: Actor, expected_ver
     """A reviewer accepts the answer."""
     with transaction.atomic():
         current = _claim(request, expected_version, (State.ANSWERED,))
-        return _move(current, state=State.RESOLVED, actor=actor, action="correction.resolved",
+        return _move(current, state=State.RESOLVED, actor=actor, action=Action.CORRECTION_RESOLVED,
                      settled_by=actor.label, settled_at=timezone.now())
 
 
@@ -150,7 +151,7 @@ def reopen_correction(*, request: CorrectionRequest, reason: str, actor: Actor,
     reason = _text("reason", reason)
     with transaction.atomic():
         current = _claim(request, expected_version, (State.ANSWERED, State.RESOLVED))
-        return _move(current, state=State.OPEN, actor=actor, action="correction.reopened", reason=reason,
+        return _move(current, state=State.OPEN, actor=actor, action=Action.CORRECTION_REOPENED, reason=reason,
                      answer="", answer_text="", answered_in=None, answered_against=None, settled_by="",
                      settled_at=None)
 
@@ -164,7 +165,7 @@ def withdraw_correction(*, request: CorrectionRequest, actor: Actor, expected_ve
         if current.source == CorrectionRequest.Source.REVIEWER and current.author != actor.label:
             raise InvalidDecision(f"correction {current.pk} was raised by {current.author}; only its author "
                                   "withdraws it (reopen or resolve it instead)")
-        return _move(current, state=State.WITHDRAWN, actor=actor, action="correction.withdrawn", reason=reason,
+        return _move(current, state=State.WITHDRAWN, actor=actor, action=Action.CORRECTION_WITHDRAWN, reason=reason,
                      settled_by=actor.label, settled_at=timezone.now())
 
 
@@ -175,7 +176,7 @@ def reply_to_correction(*, request: CorrectionRequest, text: str, actor: Actor) 
         current = CorrectionRequest.objects.select_for_update(of=("self",)).select_related("run").get(pk=request.pk)
         _refuse_unless_open(current.run)
         reply = CorrectionReply.objects.create(request=current, author=actor.label, text=text)
-        record_event(run=current.run, actor=actor, action="correction.replied", object_type="correction_request",
+        record_event(run=current.run, actor=actor, action=Action.CORRECTION_REPLIED, object_type="correction_request",
                      object_id=current.pk, after={"reply": reply.pk, "text": text, "state": current.state})
     return reply
 

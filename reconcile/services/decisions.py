@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from reviews.actions import Action
 from reviews.audit import Actor, appending, record_event
 from reviews.models import Run
 
@@ -185,7 +186,7 @@ def _decide_mapping(run: Run, current: Mapping, new_state: str, decision: str, r
     followed = _follow_decided_mapping(run, result)
     if followed:
         extra = extra | {"amendments": followed}
-    record_event(run=run, actor=actor, action=f"mapping.{_PAST[decision]}", object_type="mapping",
+    record_event(run=run, actor=actor, action=_DECIDED["mapping"][decision], object_type="mapping",
                  object_id=result.pk, before=before,
                  after=mapping_snapshot(result) | extra | {
                      "decided_member_sha256": result.decided_member_sha256,
@@ -203,22 +204,28 @@ def _as_claimed(current: Mapping, expected_version: int, values: dict[str, Any])
     return current
 
 
-_PAST = {ACCEPT: "accepted", REJECT: "rejected", REOPEN: "reopened", CARRY: "carried"}
+# The event each decision on each kind of item writes.
+_DECIDED = {
+    "mapping": {ACCEPT: Action.MAPPING_ACCEPTED, REJECT: Action.MAPPING_REJECTED, REOPEN: Action.MAPPING_REOPENED},
+    "issue": {ACCEPT: Action.ISSUE_ACCEPTED, REJECT: Action.ISSUE_REJECTED, REOPEN: Action.ISSUE_REOPENED},
+    "amendment": {ACCEPT: Action.AMENDMENT_ACCEPTED, REJECT: Action.AMENDMENT_REJECTED,
+                  REOPEN: Action.AMENDMENT_REOPENED, CARRY: Action.AMENDMENT_CARRIED},
+}
 
 
 def _settle(model, current, expected_version: int | None, new_state: str, decision: str, rationale: str,
-            actor: Actor, *, run: Run, member_version, content_sha256: str, item: str, action: str,
+            actor: Actor, *, run: Run, member_version, content_sha256: str, item: str, kind: str,
             object_type: str, before: dict, snapshot, extra, check_coherence: bool = True) -> Any:
     """The shared ending of an issue's or an amendment's decision, inside the caller's transaction:
     claim the row at `expected_version`, refuse an incoherent acceptance (rolling the claim back),
-    and write the one `<action>.<past tense>` audit event."""
+    and write the one audit event of the decision on that `kind` of item."""
     values = _decision_values(new_state, rationale, actor, member_sha256=member_version.sha256,
                               content_sha256=content_sha256)
     _claim(model, current, expected_version, **values)
     if decision == ACCEPT and check_coherence:
         refuse_incoherent(run, item)
     result = _fresh(model, current.pk)
-    record_event(run=run, actor=actor, action=f"{action}.{_PAST[decision]}",
+    record_event(run=run, actor=actor, action=_DECIDED[kind][decision],
                  object_type=object_type, object_id=result.pk, before=before,
                  after=snapshot(result) | extra(result) | {"decided_member_sha256": result.decided_member_sha256})
     return result
@@ -237,7 +244,7 @@ def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str
         return _settle(IssueDecision, current, expected_version, new_state, decision, rationale, actor,
                        run=run, member_version=current.issue.member_version,
                        content_sha256=current.issue.content_sha256, item=f"issue:{current.issue_id}",
-                       action="issue", object_type="issue_decision", before=before, snapshot=issue_snapshot,
+                       kind="issue", object_type="issue_decision", before=before, snapshot=issue_snapshot,
                        check_coherence=check_coherence,
                        extra=lambda result: {"member": result.issue.member_version.member.role,
                                              "index": result.issue.index})
@@ -274,7 +281,7 @@ def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: 
         before = amendment_snapshot(current)
         return _settle(AmendmentDecision, current, expected_version, new_state, decision, rationale, actor,
                        run=run, member_version=current.member_version, content_sha256=current.content_sha256,
-                       item=f"amendment:{current.pk}", action="amendment", object_type="amendment_decision",
+                       item=f"amendment:{current.pk}", kind="amendment", object_type="amendment_decision",
                        before=before, check_coherence=check_coherence,
                        snapshot=amendment_snapshot, extra=lambda result: {"member": member.role})
 
@@ -420,7 +427,7 @@ def reject_canonical_record(*, record: CanonicalRecord, rationale: str, actor: A
         if not updated:
             raise InvalidDecision(f"canonical record {record.canonical_id} is already rejected")
         record.refresh_from_db(fields=["state", "rationale", "version"])
-        record_event(run=record.run, actor=actor, action="canonical.rejected", object_type="canonical_record",
+        record_event(run=record.run, actor=actor, action=Action.CANONICAL_REJECTED, object_type="canonical_record",
                      object_id=record.canonical_id, before=before, after=canonical_snapshot(record))
     return record
 

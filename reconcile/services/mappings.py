@@ -6,6 +6,7 @@ from django.db.models import F
 
 from records.ids import parse_id
 from records.models import Record
+from reviews.actions import Action
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
@@ -111,7 +112,7 @@ def propose_mapping(*, run: Run, source: str, relation: str, target: str | None,
             with transaction.atomic():
                 mapping = Mapping.objects.create(run=run, source=source, source_record=record, relation=relation,
                                                  target=target, origin=Mapping.Origin.AGENT, proposed_by=actor.label)
-                record_event(run=run, actor=actor, action="mapping.proposed", object_type="mapping",
+                record_event(run=run, actor=actor, action=Action.MAPPING_PROPOSED, object_type="mapping",
                              object_id=mapping.pk,
                              after=mapping_snapshot(mapping) | {"member": record.member_version.member.role if record else None})
         except IntegrityError:
@@ -127,7 +128,7 @@ def _mark_mapping_stale(run: Run, mapping: Mapping, actor: Actor, summary: SyncS
     mapping.state, mapping.version = State.STALE, mapping.version + 1
     mapping.save(update_fields=["state", "version"])
     summary.marked_stale += 1
-    record_event(run=run, actor=actor, action="mapping.marked_stale", object_type="mapping", object_id=mapping.pk,
+    record_event(run=run, actor=actor, action=Action.MAPPING_MARKED_STALE, object_type="mapping", object_id=mapping.pk,
                  before=before, after={"state": State.STALE, "reason": reason})
 
 

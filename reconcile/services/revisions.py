@@ -17,6 +17,7 @@ from django.db.models import F
 from records import services as records_services
 from records.models import IntegrationIssue, MemberVersion, Record
 from records.services.snapshots import carry_snapshot
+from reviews.actions import Action
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 from reviews.services import RUN_FIELDS, create_run
@@ -76,11 +77,11 @@ def revise_run(*, run: Run, actor: Actor, user=None) -> Run:
         if snapshot is not None:
             carried["source_snapshot"] = snapshot.archive_sha256
         members = {v.member.role: v.sha256 for v in versions}
-        record_event(run=successor, actor=actor, action="run.revision_created", object_type="run",
+        record_event(run=successor, actor=actor, action=Action.RUN_REVISION_CREATED, object_type="run",
                      object_id=successor.run_id,
                      after={"revises": locked.run_id, "result_sha256": _result_sha256(locked), "members": members,
                             "carried": carried})
-        record_event(run=locked, actor=actor, action="run.revised", object_type="run", object_id=locked.run_id,
+        record_event(run=locked, actor=actor, action=Action.RUN_REVISED, object_type="run", object_id=locked.run_id,
                      after={"successor": successor.run_id, "members": members, "carried": carried})
     return successor
 

@@ -9,6 +9,7 @@ from django.db.models import Q
 
 from records.models import IntegrationIssue, MemberReport, MemberVersion, Record, Role
 from records import parsed as parse_cache
+from reviews.actions import Action
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
@@ -54,7 +55,7 @@ def sync_run(*, run: Run, actor: Actor) -> SyncSummary:
         _suggest_mappings(locked, versions, summary)
         _create_issue_decisions(locked, versions, summary)
         if summary.changed:
-            record_event(run=locked, actor=actor, action="reconcile.synced", object_type="run",
+            record_event(run=locked, actor=actor, action=Action.RECONCILE_SYNCED, object_type="run",
                          object_id=locked.run_id, after=summary.as_dict()
                          | {"members": {role: v.sha256 for role, v in sorted(versions.items())}})
     return summary
@@ -104,7 +105,7 @@ def _seed_canonical(run: Run, versions: dict[str, MemberVersion], summary: SyncS
                 current.label, current.text, current.version = record.label, record.text, current.version + 1
                 current.save(update_fields=["state", "rationale", "label", "text", "version"])
                 summary.canonical_reactivated += 1
-                record_event(run=run, actor=actor, action="canonical.reactivated", object_type="canonical_record",
+                record_event(run=run, actor=actor, action=Action.CANONICAL_REACTIVATED, object_type="canonical_record",
                              object_id=canonical_id, before=before, after=canonical_snapshot(current)
                              | {"member_sha256": seeding[origin].sha256, "member_version": seeding[origin].version})
             elif (current.label, current.text) != (record.label, record.text):
@@ -138,7 +139,7 @@ def _withdraw(run: Run, record: CanonicalRecord, reason: str, version: MemberVer
     record.state, record.rationale, record.version = CanonicalRecord.State.REJECTED, reason, record.version + 1
     record.save(update_fields=["state", "rationale", "version"])
     summary.canonical_withdrawn += 1
-    record_event(run=run, actor=actor, action="canonical.withdrawn", object_type="canonical_record",
+    record_event(run=run, actor=actor, action=Action.CANONICAL_WITHDRAWN, object_type="canonical_record",
                  object_id=record.canonical_id, before=before,
                  after=canonical_snapshot(record) | {"member_sha256": version.sha256, "member_version": version.version})
     for mapping in Mapping.objects.filter(run=run, target=record.canonical_id, state=State.ACCEPTED).order_by("pk"):
@@ -185,7 +186,7 @@ def _carry_over_mappings(run: Run, versions: dict[str, MemberVersion], summary: 
         mapping.save(update_fields=["source_record", "state", "version"])
         if becomes_stale:
             summary.marked_stale += 1
-            record_event(run=run, actor=actor, action="mapping.marked_stale", object_type="mapping",
+            record_event(run=run, actor=actor, action=Action.MAPPING_MARKED_STALE, object_type="mapping",
                          object_id=mapping.pk,
                          before={"state": before_state, "content_sha256": basis},
                          after={"state": State.STALE, "content_sha256": new.content_sha256 if new else None,
@@ -236,7 +237,7 @@ def _carry_over_issues(run: Run, versions: dict[str, MemberVersion], summary: Sy
             decision.save(update_fields=["issue", "state", "version"])
             if decided:
                 summary.marked_stale += 1
-                record_event(run=run, actor=actor, action="issue.marked_stale", object_type="issue_decision",
+                record_event(run=run, actor=actor, action=Action.ISSUE_MARKED_STALE, object_type="issue_decision",
                              object_id=decision.pk, before=before,
                              after=issue_snapshot(decision) | {"reason": "issue changed" if new else "issue removed"})
             else:

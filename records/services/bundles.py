@@ -6,6 +6,7 @@ import logging
 from django.conf import settings
 from django.db import transaction
 
+from reviews.actions import Action
 from reviews.audit import Actor, record_event
 from reviews.models import Run
 
@@ -52,7 +53,7 @@ def ingest_bundle(*, run: Run, bundle, actor: Actor) -> list[tuple[MemberVersion
         for name in sorted(roles):
             results.append(ingest_member_report(run=run, role=roles[name], filename=name, content=files[name],
                                                 actor=actor))
-        record_event(run=run, actor=actor, action="bundle.imported", object_type="run", object_id=run.run_id,
+        record_event(run=run, actor=actor, action=Action.BUNDLE_IMPORTED, object_type="run", object_id=run.run_id,
                      after={"manifest": json_safe(manifest),
                             "members": {name: {"role": roles[name], "sha256": pins[name], "version": v.version,
                                                "created": created}

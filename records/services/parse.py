@@ -13,6 +13,7 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from reviews.actions import Action
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
@@ -224,7 +225,7 @@ def _commit_parse(*, version: MemberVersion, report: ParsedReport, now: datetime
         insert_rows(IntegrationIssue, ISSUE_FIELDS, issues)
         for field, value in outcome.items():
             setattr(version, field, value)
-        record_event(run=run, actor=actor, action="member.parsed", object_type="member_version",
+        record_event(run=run, actor=actor, action=Action.MEMBER_PARSED, object_type="member_version",
                      object_id=version_label(version.member.role, version.version),
                      after={"counts": version.counts, "sha256": version.sha256, "generation": version.generation},
                      head_known=True)  # `run` is lock_run's, above, and nothing since wrote an event
@@ -248,7 +249,7 @@ def _fail_version(*, version: MemberVersion, claimed_at, actor: Actor, reason: s
             return None
         locked.status, locked.status_reason = MemberVersion.Status.FAILED, reason
         locked.save(update_fields=MemberVersion.STATUS_FIELDS)
-        record_event(run=run, actor=actor, action="member.parse_failed", object_type="member_version",
+        record_event(run=run, actor=actor, action=Action.MEMBER_PARSE_FAILED, object_type="member_version",
                      object_id=version_label(version.member.role, locked.version),
                      before={"status": MemberVersion.Status.PARSING}, after={"status": "failed", "reason": reason})
         # Validation decides the run's status, failed members included.

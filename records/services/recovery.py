@@ -9,6 +9,7 @@ from django.db.models import Q
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
+from reviews.actions import Action
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
@@ -41,7 +42,7 @@ def sweep_stuck_members(*, older_than_seconds: int, actor: Actor | None = None) 
                 status=MemberVersion.Status.RECEIVED, queued_at=now)
             if not released:
                 continue
-            record_event(run=version.member.run, actor=actor, action="member.requeued", object_type="member_version",
+            record_event(run=version.member.run, actor=actor, action=Action.MEMBER_REQUEUED, object_type="member_version",
                          object_id=version_label(version.member.role, version.version),
                          before={"status": version.status, "claimed_at": version.claimed_at},
                          after={"status": MemberVersion.Status.RECEIVED, "attempts": version.attempts})

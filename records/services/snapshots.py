@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from reviews.actions import Action
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 from reviews.services import set_run_status
@@ -135,7 +136,7 @@ def _new_snapshot(*, run: Run, stream: BinaryIO, archive_sha256: str, commit: st
     SourceFile.objects.bulk_create(
         [SourceFile(snapshot=snapshot, path=path, blob=blobs[hashes[path]], sha256=hashes[path],
                     size=len(files[path])) for path in sorted(files)], batch_size=500)
-    record_event(run=run, actor=actor, action="source.uploaded", object_type="source_snapshot",
+    record_event(run=run, actor=actor, action=Action.SOURCE_UPLOADED, object_type="source_snapshot",
                  object_id=archive_sha256,
                  after={"archive_sha256": archive_sha256, "archive_size": len(archive_bytes), "commit": commit,
                         "file_count": len(files), "total_bytes": total})
@@ -167,7 +168,7 @@ def _reupload(*, run: Run, snapshot: SourceSnapshot, actor: Actor) -> SourceSnap
         snapshot.activated_at = timezone.now()
         snapshot.save(update_fields=["activated_at"])
         _revalidate(run, actor, reason="source snapshot re-activated")
-    record_event(run=run, actor=actor, action="source.reupload_identical", object_type="source_snapshot",
+    record_event(run=run, actor=actor, action=Action.SOURCE_REUPLOAD_IDENTICAL, object_type="source_snapshot",
                  object_id=snapshot.archive_sha256,
                  after={"archive_sha256": snapshot.archive_sha256, "reactivated": reactivated})
     return snapshot

@@ -11,6 +11,7 @@ from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
 from reviews.access import ADMIN, roles_of
+from reviews.actions import Action
 from reviews.audit import Actor, WithEvent, carries_changes, lock_run, record_event
 from reviews.binding import cursor_for
 from reviews.models import Run
@@ -72,13 +73,13 @@ def ingest_member_report(
         if member.current_sha256 == sha256:
             version, created = _current_version(member), False
             queued = _retry_if_failed(version)
-            action = "member.reupload_identical"
+            action = Action.MEMBER_REUPLOAD_IDENTICAL
             after = {"role": role, "version": version.version, "sha256": sha256, "filename": filename,
                      "retried": queued}
         else:
             version = _new_version(member=member, filename=filename, content=content, sha256=sha256, actor=actor)
             created = queued = True
-            action = "member.uploaded"
+            action = Action.MEMBER_UPLOADED
             after = {"role": role, "version": version.version, "sha256": sha256, "size": len(content),
                      "filename": filename}
             # Stored by the event's own statement, unless the answers need its row first (or on SQLite).

@@ -7,6 +7,7 @@ from typing import Sequence
 from django.db import connection, transaction
 from django.utils import timezone
 
+from reviews.actions import Action
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
@@ -128,7 +129,7 @@ def validate_locked(locked_run: Run, *, actor: Actor) -> ValidationReport | None
     if quotations is not None:  # the quotation check's rows changed: its snapshot and totals per status
         after["quotations"] = quotations
     # The run's manifest and move are saved by the statement that writes its event.
-    record_event(run=locked_run, actor=actor, action="run.validated", object_type="run",
+    record_event(run=locked_run, actor=actor, action=Action.RUN_VALIDATED, object_type="run",
                  object_id=locked_run.run_id, after=after, run_fields=fields)
     RUN_VALIDATED.after_commit(locked_run.pk)
     return report

@@ -10,6 +10,7 @@ from reconcile import dispositions
 from reconcile.blockers import run_standing
 from records.services import current_versions, run_manifest
 from records.models import MemberVersion
+from reviews.actions import Action
 from reviews.audit import Actor, chain_head, lock_run, record_event
 from reviews.models import Run
 
@@ -106,7 +107,7 @@ def approve_run(*, run: Run, note: str, actor: Actor) -> Approval:
             run=locked, note=note, approved_by=actor.label, manifest=manifest, manifest_sha256=digest,
             audit_head_seq=seen_seq, audit_head_hash=seen_hash,
         )
-        move_run(locked, status=Run.Status.APPROVED, actor=actor, action="run.approved",
+        move_run(locked, status=Run.Status.APPROVED, actor=actor, action=Action.RUN_APPROVED,
                  after={"manifest_sha256": digest, "note": note, "approval": approval.pk,
                         "audit_head": {"seq": seen_seq, "hash": seen_hash}})
         FINALIZE.after_commit(locked.pk)
@@ -137,7 +138,7 @@ def reopen_run(*, run: Run, reason: str, actor: Actor) -> Run:
             approval.withdrawn_at = timezone.now()
             approval.withdrawn_reason = reason
             approval.save(update_fields=["withdrawn_at", "withdrawn_reason"])
-        move_run(locked, status=Run.Status.IN_REVIEW, actor=actor, action="run.reopened", reason=reason,
+        move_run(locked, status=Run.Status.IN_REVIEW, actor=actor, action=Action.RUN_REOPENED, reason=reason,
               after={"approval": approval.pk if approval else None})
     copy_status(run, locked)
     return locked

@@ -18,6 +18,7 @@ from records import manifests as archives
 from records import parsed as parse_cache
 from records.services import current_versions, judge_member_set, member_name, quotations
 from records.validation import ERROR, WARNING, MemberInput
+from reviews.actions import Action
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
@@ -45,7 +46,7 @@ def finalize_run(*, run: Run, actor: Actor) -> Result | None:
         if existing is not None:
             return existing
         if locked.status == Run.Status.APPROVED:
-            move_run(locked, status=Run.Status.FINALIZING, actor=actor, action="run.finalizing")
+            move_run(locked, status=Run.Status.FINALIZING, actor=actor, action=Action.RUN_FINALIZING)
         elif locked.status != Run.Status.FINALIZING:
             # Reopened, failed or never approved: nothing to do (a late or duplicate task).
             copy_status(run, locked)
@@ -77,7 +78,7 @@ def finalize_run(*, run: Run, actor: Actor) -> Result | None:
                 run=locked, approval=approval, markdown=markdown, data=data, sha256=digest,
                 manifest=approval.manifest, manifest_sha256=approval.manifest_sha256,
             )
-            move_run(locked, status=Run.Status.FINAL, actor=actor, action="run.finalized",
+            move_run(locked, status=Run.Status.FINAL, actor=actor, action=Action.RUN_FINALIZED,
                      after={"result_sha256": digest, "manifest_sha256": approval.manifest_sha256,
                             "keyid": key.keyid})
             # Signed in the transaction that wrote run.finalized, so the statement's chain head is that event.
@@ -94,7 +95,7 @@ def _fail(run: Run, *, reason: str, actor: Actor) -> None:
     with transaction.atomic():
         locked = lock_run(run)
         if locked.status == Run.Status.FINALIZING:
-            move_run(locked, status=Run.Status.FAILED, actor=actor, action="run.finalize_failed", reason=reason)
+            move_run(locked, status=Run.Status.FAILED, actor=actor, action=Action.RUN_FINALIZE_FAILED, reason=reason)
     copy_status(run, locked)
 
 
@@ -108,7 +109,7 @@ def retry_finalize(*, run: Run, actor: Actor) -> Run:
             ])
         if current_approval(locked) is None:
             raise ApprovalBlocked(["The run has no current approval; reopen it and approve again."])
-        move_run(locked, status=Run.Status.FINALIZING, actor=actor, action="run.finalize_retried",
+        move_run(locked, status=Run.Status.FINALIZING, actor=actor, action=Action.RUN_FINALIZE_RETRIED,
               after={"previous_reason": locked.status_reason})
         FINALIZE.after_commit(locked.pk)
     copy_status(run, locked)
@@ -142,7 +143,7 @@ def sweep_unfinished_finalizations(*, older_than_seconds: int, actor: Actor) -> 
             idle = locked.updated_at
             locked.updated_at = now
             locked.save(update_fields=["updated_at"])
-            record_event(run=locked, actor=actor, action="run.finalize_requeued", object_type="run",
+            record_event(run=locked, actor=actor, action=Action.RUN_FINALIZE_REQUEUED, object_type="run",
                          object_id=locked.run_id, before={"status": locked.status, "updated_at": idle},
                          after={"status": locked.status, "approval": approval.pk})
             FINALIZE.after_commit(locked.pk)

@@ -7,7 +7,8 @@ import time
 import pytest
 from django.db import connection, transaction
 
-from events.feed import Cursor, event_types
+from events.feed import EVENT_TYPES, Cursor, event_types
+from reviews.actions import Action
 from reviews.audit import Actor, record_event
 from reviews.models import AuditEvent
 
@@ -21,6 +22,20 @@ def test_it_names_the_validation_of_a_member_set_by_what_it_did_to_the_run():
     assert event_types("run.finalized", None) == ("run.final",)
     assert event_types("correction.requested", None) == ("correction.requested",)
     assert event_types("member.uploaded", None) == ("member.uploaded",)
+
+
+def test_the_types_and_names_come_from_the_vocabulary_as_the_hand_tables_had_them():
+    # The API lists EVENT_TYPES in this order (a refusal's message, the schema's help text).
+    assert EVENT_TYPES == (
+        "member.validated", "run.in_review", "correction.requested", "correction.replied", "correction.resolved",
+        "correction.reopened", "correction.withdrawn", "run.approved", "run.final", "run.failed", "webhook.disabled")
+    renamed = {"run.finalized": ("run.final",), "run.finalize_failed": ("run.failed",),
+               "run.reopened": ("run.reopened", "run.in_review"), "pass.decided": (),
+               "run.validated": ("member.validated",)}
+    for action in Action:
+        assert event_types(action.value, None) == renamed.get(action.value, (action.value,))
+        assert all(type(name) is str for name in event_types(action.value, None))
+    assert event_types("test.step", None) == ("test.step",)
 
 
 def test_it_refuses_a_cursor_it_did_not_hand_out():

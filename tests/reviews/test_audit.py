@@ -323,6 +323,8 @@ def test_the_timeline_shows_who_what_when_and_the_chain_check(browser, run_facto
     assert response.status_code == 200
     assert "Chain verified: 2 events" in html
     assert "token:agent-1" in html and "mapping.proposed" in html and "command:test" in html
+    # What was done in words (reviews.actions), the action's code in the tooltip.
+    assert '<td data-label="What"><span class="action" title="mapping.proposed">proposed a mapping</span></td>' in html
     # Named in words, the database id only in the tooltip (issue 22).
     assert f'href="/runs/{run.run_id}/reconcile/" title="mapping 7">a mapping no longer in the run</a>' in html
     assert f'href="/runs/{run.run_id}/" title="run {run.run_id}">run {run.run_id}</a>' in html
@@ -348,11 +350,13 @@ def test_the_timeline_filters_by_actor_and_action_from_select_lists(browser, run
     _append(run, 2, actor=Actor("token:agent-1"), action="member.uploaded")
     _append(run, 1, actor=Actor("user:reviewer-1"), action="mapping.decided")
     html = browser.get(f"/runs/{run.run_id}/audit/", {"actor": "token:agent-1"}).content.decode()
-    assert html.count("<tr id=\"event-") == 2 and "mapping.decided</td>" not in html
+    assert html.count("<tr id=\"event-") == 2 and 'title="mapping.decided">mapping.decided</span>' not in html
     assert '<option value="user:reviewer-1">user:reviewer-1</option>' in html
     assert '<option value="token:agent-1" selected>token:agent-1</option>' in html
     html = browser.get(f"/runs/{run.run_id}/audit/", {"action": "mapping.decided"}).content.decode()
     assert html.count("<tr id=\"event-") == 1 and 'id="event-4"' in html
+    # A code the vocabulary does not know is shown as it is.
+    assert '<span class="action" title="mapping.decided">mapping.decided</span>' in html
     html = browser.get(f"/runs/{run.run_id}/audit/", {"action": "mapping.decided", "actor": "token:agent-1"}).content
     assert b"No events match these filters." in html
 
