@@ -98,6 +98,12 @@ class DecisionSerializer(serializers.Serializer):
     version = serializers.IntegerField(min_value=1)
     target = serializers.CharField(max_length=120, allow_blank=True, allow_null=True, required=False, default=None)
 
+    def validate(self, data):
+        no_target = self.context.get("no_target")  # why the item decided takes none (its view says)
+        if no_target and data["target"]:
+            raise ApiError(f"target: {no_target}", code="invalid", details={"field": "target"})
+        return data
+
 
 class AmendmentDecisionRequestSerializer(DecisionSerializer):
     decision = serializers.ChoiceField(choices=services.AMENDMENT_DECISIONS)
@@ -229,13 +235,14 @@ class MappingListCreateView(generics.ListCreateAPIView):
 class _DecisionView(APIView):
     """Decide one item: the body is a `request_serializer`, a refusal carries the item as an `item_serializer`."""
 
+    no_target = ""  # why the items decided here take no target, when they take none
     item_serializer: type[serializers.Serializer]
     request_serializer: type[serializers.Serializer] = DecisionSerializer
     # With independent reviews the decision is taken, and answered, in the caller's own pass.
     in_pass_world = True
 
     def decide(self, request, call):
-        decision = self.request_serializer(data=request.data)
+        decision = self.request_serializer(data=request.data, context={"no_target": self.no_target})
         decision.is_valid(raise_exception=True)
         try:
             return call(decision.validated_data, Actor.for_request(request))
@@ -279,21 +286,17 @@ class IssueListView(generics.ListAPIView):
 
 class IssueDecisionView(_DecisionView):
     item_serializer = IssueDecisionSerializer
+    no_target = "an integration issue has no target"
 
     @extend_schema(summary="Accept, reject or reopen an integration issue (reviewers)", request=DecisionSerializer,
                    responses={200: IssueDecisionSerializer, 409: OpenApiTypes.OBJECT})
     def post(self, request, run_id: str, decision_id: int):
         run = run_for(request, run_id, allowed=DECIDE, action="issue.decide")
         item = get_object_or_404(IssueDecision.objects.select_related("run"), run=run, pk=decision_id)
-
-        def decide(data, actor):
-            if data["target"]:
-                raise ApiError("target: an integration issue has no target", code="invalid",
-                               details={"field": "target"})
-            return services.decide_issue(issue_decision=item, decision=data["decision"],
-                                         rationale=data["rationale"], actor=actor, expected_version=data["version"])
-
-        return Response(IssueDecisionSerializer(self.decide(request, decide)).data)
+        item = self.decide(request, lambda data, actor: services.decide_issue(
+            issue_decision=item, decision=data["decision"], rationale=data["rationale"], actor=actor,
+            expected_version=data["version"]))
+        return Response(IssueDecisionSerializer(item).data)
 
 
 class AmendmentListView(generics.ListAPIView):
@@ -319,6 +322,7 @@ class AmendmentListView(generics.ListAPIView):
 class AmendmentDecisionView(_DecisionView):
     item_serializer = AmendmentDecisionSerializer
     request_serializer = AmendmentDecisionRequestSerializer
+    no_target = "an amendment has no target; a supersession's target is its mapping's"
 
     @extend_schema(summary="Accept, reject, carry into Limitations or reopen an amendment or unresolved conflict "
                            "(reviewers; a supersession is decided through its mapping)",
@@ -327,15 +331,9 @@ class AmendmentDecisionView(_DecisionView):
     def post(self, request, run_id: str, amendment_id: int):
         run = run_for(request, run_id, allowed=DECIDE, action="amendment.decide")
         item = get_object_or_404(AmendmentDecision.objects.select_related("run"), run=run, pk=amendment_id)
-
-        def decide(data, actor):
-            if data["target"]:
-                raise ApiError("target: an amendment has no target; a supersession's target is its mapping's",
-                               code="invalid", details={"field": "target"})
-            return services.decide_amendment(amendment=item, decision=data["decision"], rationale=data["rationale"],
-                                             actor=actor, expected_version=data["version"])
-
-        item = self.decide(request, decide)
+        item = self.decide(request, lambda data, actor: services.decide_amendment(
+            amendment=item, decision=data["decision"], rationale=data["rationale"], actor=actor,
+            expected_version=data["version"]))
         return Response(AmendmentDecisionSerializer(_amendment_decisions(run).get(pk=item.pk)).data)
 
 

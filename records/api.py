@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.db.models import Count, Q
 from django.http import Http404, HttpResponse, HttpResponseNotModified
 from django.shortcuts import get_object_or_404
@@ -24,7 +23,7 @@ from reviews.audit import Actor
 from reviews.models import Run
 # JSON nested too deep, and a form field sent twice, are refused with a 400
 from reviews.parsers import FormParser, JSONParser, MultiPartParser
-from reviews.services import ParticipantsRefused, ReviewsRequiredRefused, set_participants, set_reviews_required
+from reviews.services import ParticipantsRefused, ReviewsRequiredRefused, change_run
 
 from . import parsed, services
 from .api_schema import (
@@ -119,82 +118,17 @@ class RunDetailView(APIView):
                    request=ParticipantsSerializer, responses={200: ParticipantsSerializer})
     def patch(self, request, run_id: str):
         run = run_for(request, run_id, allowed=DECIDE, action="change the run")
-        data = request.data if hasattr(request.data, "get") else {}
-        others = sorted(set(data) - {"participants", "reviews_required"})
-        if others or not data:
-            raise ApiError(f"{', '.join(others) or 'nothing'}: not changeable here; send `participants` and/or "
-                           "`reviews_required`", code="invalid", details={"fields": others})
-        actor = Actor.for_request(request)
-        with transaction.atomic():
-            if "reviews_required" in data:
-                try:
-                    set_reviews_required(run=run, count=data["reviews_required"], actor=actor)
-                except ReviewsRequiredRefused as error:
-                    raise ApiError(str(error), code="invalid", details={"field": "reviews_required"}) from None
-            if "participants" in data:
-                names = data.get("participants")
-                if not isinstance(names, list) or not all(isinstance(name, str) and name for name in names):
-                    raise ApiError("participants: required, a list of agents' user names", code="invalid",
-                                   details={"field": "participants"})
-                try:
-                    set_participants(run=run, usernames=names, actor=actor)
-                except ParticipantsRefused as error:
-                    raise ApiError(str(error), code="invalid", details={"field": "participants"}) from None
+        body = ParticipantsSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            change_run(run=run, actor=Actor.for_request(request), **body.validated_data)
+        except (ParticipantsRefused, ReviewsRequiredRefused) as error:
+            raise ApiError(str(error), code="invalid", details={"field": error.field}) from None
         run.refresh_from_db()
         return Response({"participants": run.participant_names(),
                          "created_by": run.created_by.get_username() if run.created_by else None}
-                        | ({"reviews_required": run.reviews_required} if "reviews_required" in data else {}))
-
-
-def _upload_from(request) -> tuple[str, str | None, bytes]:
-    """(role, filename, bytes) from multipart `file`+`role` or JSON `{"role", "content"[, "filename"]}`."""
-    data = request.data
-    if not hasattr(data, "get"):
-        raise ApiError("the body must be a JSON object with `role` and `content`, or multipart `file` and `role`",
-                       code="invalid_body")
-    role = data.get("role")
-    if not isinstance(role, str) or not role:
-        raise ApiError("role: required, one of " + ", ".join(Role.values), code="invalid",
-                       details={"field": "role", "roles": list(Role.values)})
-    upload = request.FILES.get("file")
-    if upload is not None:
-        if upload.size > settings.MAX_UPLOAD_BYTES:
-            raise refusal(services.ReportTooLarge(
-                f"file: {upload.size} bytes; the limit is {settings.MAX_UPLOAD_BYTES} bytes",
-                details={"size": upload.size, "limit": settings.MAX_UPLOAD_BYTES}))
-        return role, upload.name, b"".join(upload.chunks())
-    content = data.get("content")
-    if content is None:
-        raise ApiError("file: required (multipart), or `content` as a string (JSON)", code="invalid",
-                       details={"field": "file"})
-    if not isinstance(content, str):
-        raise ApiError(f"content: must be a string holding the report's text, not {type(content).__name__}",
-                       code="invalid", details={"field": "content"})
-    filename = data.get("filename")  # when absent, ingest names the file after the role
-    if filename is not None and not isinstance(filename, str):
-        raise ApiError("filename: must be a string", code="invalid", details={"field": "filename"})
-    try:
-        raw = content.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise refusal(services.NotText(f"content: not encodable as UTF-8 (a lone surrogate at character "
-                                       f"{error.start})", details={"field": "content"})) from None
-    return role, filename, raw
-
-
-def _answers_from(request):
-    """The upload's answers to open correction requests: a multipart part or field `answers` (the upstream
-    `- corrected: …` list), or a JSON `answers` string or list of {request, answer, text}; None without."""
-    part = request.FILES.get("answers")
-    if part is not None:
-        try:
-            return b"".join(part.chunks()).decode("utf-8")
-        except UnicodeDecodeError:
-            raise ApiError("answers: not UTF-8 text", code="invalid", details={"field": "answers"}) from None
-    answers = request.data.get("answers") if hasattr(request.data, "get") else None
-    if answers is not None and not isinstance(answers, (str, list)):
-        raise ApiError("answers: a `- corrected: …` / `- declined: …` list, or a JSON list of "
-                       "{request, answer, text}", code="invalid", details={"field": "answers"})
-    return answers
+                        | ({"reviews_required": run.reviews_required} if "reviews_required" in body.validated_data
+                           else {}))
 
 
 class MemberUploadView(APIView):
@@ -210,10 +144,11 @@ class MemberUploadView(APIView):
         # what is wrong with the body, as when the run was read first.
         refuse_unless_allowed(request, run_id, allowed=UPLOAD, action="upload")
         try:
-            role, filename, content = _upload_from(request)
-            version, created = services.ingest_member_report(run=run_id, role=role, filename=filename,
-                                                             content=content, actor=Actor.for_request(request),
-                                                             answers=_answers_from(request), uploader=request.user)
+            # A file part is the report (multipart); without one, `content` is (JSON, or a form's field).
+            body = (UploadFileSerializer if "file" in request.FILES else UploadJsonSerializer)(data=request.data)
+            body.is_valid(raise_exception=True)
+            version, created = services.ingest_member_report(run=run_id, **body.validated_data,
+                                                             actor=Actor.for_request(request), uploader=request.user)
         except Run.DoesNotExist:
             raise Http404 from None
         except services.NotParticipant:

@@ -31,15 +31,16 @@ _CODES = {400: "bad_request", 401: "not_authenticated", 403: "permission_denied"
           415: "unsupported_media_type", 429: "throttled"}
 
 
-def _message(detail) -> str:
+def error_message(detail) -> str:
+    """An error detail as one sentence: each field's fault as "<field>: <what is wrong>"."""
     if isinstance(detail, dict):
         parts = []
         for key, value in detail.items():
-            text = _message(value)
+            text = error_message(value)
             parts.append(text if key in ("non_field_errors", "detail") else f"{key}: {text}")
         return "; ".join(parts)
     if isinstance(detail, list):
-        return " ".join(_message(item) for item in detail)
+        return " ".join(error_message(item) for item in detail)
     return str(detail)
 
 
@@ -71,7 +72,7 @@ def exception_handler(exc, context):
     else:
         code = _CODES.get(response.status_code, getattr(exc, "default_code", "error"))
         details = None
-    message = _message(exc.detail) if hasattr(exc, "detail") else str(exc)
+    message = error_message(exc.detail) if hasattr(exc, "detail") else str(exc)
     if isinstance(exc, Http404):
         message = "Not found."
     response.data = {"error": {"code": code, "message": message, "details": details}}

@@ -71,6 +71,8 @@ USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}\Z")  # Django's user name rule
 class ParticipantsRefused(ValueError):
     """Names that are not agents' user names."""
 
+    field = "participants"  # the part of the run's PATCH at fault
+
 
 def set_participants(*, run: Run, usernames: list[str], actor: Actor) -> list[str]:
     """Make the run's added participants exactly these agents (the creator stays one regardless), audited.
@@ -147,6 +149,8 @@ def record_login_lockout(*, username: str, address: str, failures: int) -> None:
 class ReviewsRequiredRefused(ValueError):
     """`reviews_required` out of range, or changed after the run's first decision."""
 
+    field = "reviews_required"  # the part of the run's PATCH at fault
+
 
 
 
@@ -175,3 +179,14 @@ def set_reviews_required(*, run: Run, count: int, actor: Actor) -> int:
                      after={"reviews_required": count})
     run.reviews_required = count
     return count
+
+
+def change_run(*, run: Run, actor: Actor, participants: list[str] | None = None,
+               reviews_required: int | None = None) -> None:
+    """The run's PATCH: how many independent reviews it needs, then its participants, both or neither (one
+    transaction; ReviewsRequiredRefused or ParticipantsRefused), each change audited by its own service."""
+    with transaction.atomic():
+        if reviews_required is not None:
+            set_reviews_required(run=run, count=reviews_required, actor=actor)
+        if participants is not None:
+            set_participants(run=run, usernames=participants, actor=actor)
