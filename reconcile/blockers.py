@@ -1,4 +1,5 @@
-"""Where a run stands: the database read into `reconcile.dispositions`' plain facts (DESIGN §5).
+"""Where a run stands: the database read into `reconcile.dispositions`' plain facts, in this one place, and
+judged by the rule book, `reconcile.approval_rules` (DESIGN §5).
 
 `run_standing(run)` is the one question every caller asks: the approval service (once per
 approve), the run page's and the result page's approval panel, the reconciliation page (beside its
@@ -8,8 +9,7 @@ dispositions. A fixed number of queries, whatever the run's size.
 from __future__ import annotations
 
 import functools
-
-from django.urls import reverse
+from dataclasses import replace
 
 from records import manifests as archives
 from records.models import Finding, IntegrationIssue, MemberVersion, Record, ValidationReport
@@ -18,6 +18,7 @@ from records.services.collector import collector_paused
 from reviews.kept import KeptByHead
 from reviews.models import Run
 
+from . import approval_rules
 from . import dispositions as d
 from .models import AmendmentDecision, CanonicalRecord, Conflict, CorrectionRequest, IssueDecision, Mapping, ReviewPass
 from .paragraphs import amendment_sha256, stated_paragraphs, supersession_keys
@@ -37,43 +38,31 @@ def member_names(versions: list[MemberVersion]) -> dict[str, str]:
     return {v.member.role: (v.filename or archives.member_filename(v.member.role)) for v in versions}
 
 
-def _preconditions(run: Run, versions: list[MemberVersion]) -> list[d.Blocker]:
-    page = reverse("run-detail", args=[run.run_id])
-    blockers = []
-    if run.status != Run.Status.IN_REVIEW:
-        blockers.append(d.Blocker(d.RUN_STATUS, run.run_id,
-                                  f"The run is {run.status}; only a run in review can be approved.", page))
+def _run_state(run: Run, versions: list[MemberVersion]) -> dict:
+    """The facts about the run as a whole (`RunFacts` status, has_members, corrections, passes, validation),
+    each read only when a rule can ask it: without members nothing more; the validation report only for a
+    current manifest, its errors only when it has some; the consensus only once every pass is submitted,
+    the conflicts only once it is made."""
+    state = {"status": run.status, "has_members": bool(versions)}
     if not versions:
-        blockers.append(d.Blocker(d.NO_MEMBERS, run.run_id, "The run has no member reports.", page))
-        return blockers
-    blockers += _pending_corrections(run)
+        return state
+    state["corrections"] = _corrections(run)
     if run.reviews_required > 1:
-        blockers += _independent_reviews(run)
+        state["passes"] = _passes(run)
     # From the recorded hashes, as validation computed the run's: asked on every page and decision, this
     # must not read and hash every member's bytes. Approval checks the bytes against them.
     pins = {archives.member_filename(v.member.role): v.sha256 for v in versions}
     digest = archives.manifest_sha256(archives.build_manifest(pins))
-    if run.manifest_sha256 != digest:
-        blockers.append(d.Blocker(d.VALIDATION_STALE, run.run_id,
-                                  f"Validation is stale: the run's manifest hash {run.manifest_sha256 or '(none yet)'} "
-                                  f"does not match the current member versions ({digest}); wait for validation to "
-                                  f"finish.", page))
-        return blockers
-    report = ValidationReport.objects.filter(run=run, manifest_sha256=digest).order_by("-created_at", "-id").first()
-    if report is None:
-        blockers.append(d.Blocker(d.VALIDATION_PENDING, run.run_id, "The current member versions have not been "
-                                  "validated yet; wait for validation to finish.", page))
-    elif report.errors:
-        errors = list(Finding.objects.filter(report=report, severity=Finding.Severity.ERROR).order_by("id")[:FIRST_ERRORS])
-        for f in errors:
-            blockers.append(d.Blocker(d.VALIDATION_ERROR, f.record_id or f.member or run.run_id,
-                                      f"Validation error {f.code} in {f.member or 'the set'}"
-                                      f"{' at ' + f.record_id if f.record_id else ''}"
-                                      f"{f' line {f.line}' if f.line else ''}: {f.message}", page + "#validation"))
-        if report.errors > len(errors):
-            blockers.append(d.Blocker(d.VALIDATION_ERROR, run.run_id,
-                                      f"… and {report.errors - len(errors)} more validation errors.", page + "#validation"))
-    return blockers
+    validation = d.ValidationFact(validated=run.manifest_sha256, current=digest)
+    if run.manifest_sha256 == digest:
+        report = ValidationReport.objects.filter(run=run, manifest_sha256=digest).order_by("-created_at", "-id").first()
+        if report is not None:
+            errors = (Finding.objects.filter(report=report, severity=Finding.Severity.ERROR).order_by("id")
+                      .values_list("code", "member", "record_id", "line", "message")[:FIRST_ERRORS]
+                      if report.errors else ())
+            validation = replace(validation, errors=report.errors, first_errors=tuple(map(d.ErrorFact._make, errors)))
+    state["validation"] = validation
+    return state
 
 
 def _part_of(fields) -> tuple[str, ...]:
@@ -108,7 +97,7 @@ def run_facts(run: Run, versions: list[MemberVersion] | None = None, *, kept_rec
                                                                          "references")]
     return d.RunFacts(run_id=run.run_id, records=tuple(records), mappings=tuple(mappings),
                       canonical=tuple(canonical), issues=tuple(issues), amendments=tuple(_amendments(versions)),
-                      preconditions=tuple(_preconditions(run, versions)))
+                      **_run_state(run, versions))
 
 
 def _mapping_facts(run: Run, member_of: dict[int, str]) -> list[d.MappingFact]:
@@ -170,43 +159,21 @@ def _amendments(versions: list[MemberVersion]) -> list[d.AmendmentFact]:
     return found
 
 
-def _pending_corrections(run: Run) -> list[d.Blocker]:
-    """A correction request open (waiting for the analyst) or answered (waiting for a reviewer) blocks approval."""
-    page = reverse("run-corrections", args=[run.run_id]) + "#correction"
-    found = []
-    for pk, member, record_id, state, text in (CorrectionRequest.objects.filter(
-            run=run, state__in=(CorrectionRequest.State.OPEN, CorrectionRequest.State.ANSWERED))
-            .order_by("raised_at", "id").values_list("pk", "member", "record_id", "state", "text")):
-        about = f"{member} {record_id}" if record_id else f"the {member} report"
-        shown = text if len(text) <= 120 else text[:117] + "…"
-        if state == CorrectionRequest.State.OPEN:
-            found.append(d.Blocker(d.CORRECTION_OPEN, record_id or member,
-                                   f"Correction request #{pk} to {about} is open, waiting for a corrected version: "
-                                   f"“{shown}”", f"{page}-{pk}"))
-        else:
-            found.append(d.Blocker(d.CORRECTION_ANSWERED, record_id or member,
-                                   f"Correction request #{pk} to {about} is answered: resolve it or reopen it: "
-                                   f"“{shown}”", f"{page}-{pk}"))
-    return found
+def _corrections(run: Run) -> tuple[d.CorrectionFact, ...]:
+    """The correction requests open (waiting for the analyst) or answered (waiting for a reviewer)."""
+    return tuple(d.CorrectionFact(*row) for row in CorrectionRequest.objects.filter(
+        run=run, state__in=(CorrectionRequest.State.OPEN, CorrectionRequest.State.ANSWERED))
+        .order_by("raised_at", "id").values_list("pk", "member", "record_id", "state", "text"))
 
 
-def _independent_reviews(run: Run) -> list[d.Blocker]:
-    """Passes still to submit, and conflicts between submitted ones not yet adjudicated (DESIGN §3)."""
-    page = reverse("run-reconcile", args=[run.run_id])
-    submitted = list(ReviewPass.objects.filter(run=run, state=ReviewPass.State.SUBMITTED).order_by("number")
-                     .values_list("reviewer__username", flat=True))
-    if len(submitted) < run.reviews_required:
-        done = f"{len(submitted)} submitted ({', '.join(submitted)})" if submitted else "none submitted yet"
-        return [d.Blocker(d.PASS_MISSING, run.run_id, f"The run needs {run.reviews_required} independent reviews, "
-                          f"{done}: each reviewer submits their own from the reconciliation page.", page)]
-    if not consensus_made(run):
-        return [d.Blocker(d.CONSENSUS_PENDING, run.run_id, f"The {run.reviews_required} independent reviews are "
-                          "submitted; a worker is turning their agreements into the run's decisions and their "
-                          "disagreements into conflicts.", page)]
-    conflicts = reverse("run-conflicts", args=[run.run_id])
-    return [d.Blocker(d.CONFLICT_OPEN, name, f"The reviews disagree on {name}: an adjudicator settles it.",
-                      f"{conflicts}#conflict-{pk}")
-            for pk, name in Conflict.objects.filter(run=run, state=Conflict.State.OPEN).values_list("pk", "name")]
+def _passes(run: Run) -> d.PassesFact:
+    """The submitted passes of a run in independent review and, once all are in, their consensus (DESIGN §3)."""
+    submitted = tuple(ReviewPass.objects.filter(run=run, state=ReviewPass.State.SUBMITTED).order_by("number")
+                      .values_list("reviewer__username", flat=True))
+    if len(submitted) < run.reviews_required or not consensus_made(run):
+        return d.PassesFact(run.reviews_required, submitted)
+    return d.PassesFact(run.reviews_required, submitted, consensus_made=True, conflicts=tuple(
+        Conflict.objects.filter(run=run, state=Conflict.State.OPEN).values_list("pk", "name")))
 
 
 def run_standing(run: Run, versions: list[MemberVersion] | None = None, *, kept: bool = False) -> d.Standing:
@@ -224,7 +191,7 @@ def run_standing(run: Run, versions: list[MemberVersion] | None = None, *, kept:
     with collector_paused():
         facts = run_facts(run, versions, kept_records=kept)
         if not kept or active_world(run) is not None:
-            return d.standing(facts)
+            return approval_rules.standing(facts)
         standing = standing_after(_LATEST.latest(run, "standing"), facts)
         _LATEST.keep(run, "standing", standing)
         return standing

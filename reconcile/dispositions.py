@@ -1,9 +1,10 @@
-"""One disposition per member record, and the one list of what blocks approval (DESIGN §5).
+"""One disposition per member record, the facts approval is judged from, and the blockers' codes (DESIGN §5).
 
-Pure: plain frozen dataclasses in, dispositions and blockers out; no ORM, no clock. The run page,
-the reconciliation page (its counters, its conflicts filter, its approval form), the API
-(`GET …/blockers/`, `POST …/approve/` answering 409) and approval itself all ask this module,
-through `reconcile.blockers.run_standing`, so they can never disagree.
+Pure: plain frozen dataclasses in, dispositions out; no ORM, no clock. The rules that turn these facts
+into blockers are the rule book, `reconcile.approval_rules` (one list, `RULES`); the run page, the
+reconciliation page (its counters, its conflicts filter, its approval form), the API (`GET …/blockers/`,
+`POST …/approve/` answering 409) and approval itself all ask it, through `reconcile.blockers.run_standing`,
+so they can never disagree.
 
 Every record of every non-seeding member (the runtime's and an imported result's declarations
 seed the shared set and need no decision) ends with exactly one disposition:
@@ -71,7 +72,8 @@ CONFLICT_OPEN = "conflict_open"
 CONFLICT_CODES = (SEVERAL_PLACES, REJECTED_TARGET, UNKNOWN_TARGET, CONFLICTING_CLAIM, AMENDMENT_ON_REJECTED,
                   PART_OF_REJECTED, ISSUE_NAMES_REJECTED, ALLOCATED_TWICE)
 BLOCKER_CODES = (RUN_STATUS, NO_MEMBERS, VALIDATION_PENDING, VALIDATION_STALE, VALIDATION_ERROR, OPEN_DISPOSITION,
-                 OPEN_ALTERNATIVE, OPEN_ISSUE, OPEN_AMENDMENT, PASS_MISSING, CONSENSUS_PENDING, CONFLICT_OPEN) + CONFLICT_CODES
+                 OPEN_ALTERNATIVE, OPEN_ISSUE, OPEN_AMENDMENT, CORRECTION_OPEN, CORRECTION_ANSWERED, PASS_MISSING,
+                 CONSENSUS_PENDING, CONFLICT_OPEN) + CONFLICT_CODES
 # What leaves a reviewer's pass unfinished: nothing of these may remain when it is submitted.
 OPEN_CODES = (OPEN_DISPOSITION, OPEN_ALTERNATIVE, OPEN_ISSUE, OPEN_AMENDMENT)
 
@@ -171,15 +173,68 @@ class Disposition:
 
 
 @dataclass(frozen=True)
+class CorrectionFact:
+    """A correction request still waiting: open (for a corrected version) or answered (for a reviewer)."""
+
+    pk: int
+    member: str
+    record_id: str  # "" when it is about the whole report
+    state: str  # "open" or "answered"
+    text: str
+
+
+@dataclass(frozen=True)
+class PassesFact:
+    """A run in independent review (DESIGN §3): its submitted passes and, once all are in, their consensus."""
+
+    required: int
+    submitted: tuple[str, ...] = ()  # the reviewers of the submitted passes, by pass number
+    consensus_made: bool = False  # read once every pass is submitted
+    conflicts: tuple[tuple[int, str], ...] = ()  # the open conflicts (pk, name), read once the consensus is made
+
+
+class ErrorFact(NamedTuple):
+    """A validation error finding of the run's current report."""
+
+    code: str
+    member: str
+    record_id: str
+    line: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class ValidationFact:
+    """The run's validation: the manifest it validated beside the current versions' one (from their recorded
+    hashes), and the current manifest's report, read only when the two agree."""
+
+    validated: str  # the run's manifest_sha256 ("" before the first validation)
+    current: str
+    errors: int | None = None  # the report's error count; None: no report of the current manifest yet
+    first_errors: tuple[ErrorFact, ...] = ()  # the first few, in order
+    stored: str = ""  # the manifest of the stored bytes hashed now: only approval hashes them, last
+
+
+IN_REVIEW = "in_review"
+
+
+@dataclass(frozen=True)
 class RunFacts:
+    """Everything approval is judged from (`reconcile.approval_rules`), read by `reconcile.blockers.run_facts`.
+    The defaults block nothing: a run in review, with members, no correction waiting, one review required
+    (`passes` None) and no validation to judge (`validation` None: a run without members has none)."""
+
     run_id: str
     records: tuple[RecordFact, ...] = ()
     mappings: tuple[MappingFact, ...] = ()
     canonical: tuple[CanonicalFact, ...] = ()
     issues: tuple[IssueFact, ...] = ()
     amendments: tuple[AmendmentFact, ...] = ()
-    # Blockers about the run as a whole (status, validation), found by the caller from the database.
-    preconditions: tuple[Blocker, ...] = ()
+    status: str = IN_REVIEW
+    has_members: bool = True
+    corrections: tuple[CorrectionFact, ...] = ()
+    passes: PassesFact | None = None
+    validation: ValidationFact | None = None
 
 
 @dataclass
@@ -297,7 +352,7 @@ def dispose(record: RecordFact, mappings: list[MappingFact]) -> Disposition:
 
 class Reading:
     """What one standing's blockers are judged from (its mappings by source, records, canonical records and
-    dispositions) and the links they carry: shared by `standing` and by `reconcile.standing_update`, which
+    dispositions) and the links they carry: shared by `approval_rules.standing` and by `reconcile.standing_update`, which
     judges again only the records a decision touched."""
 
     def __init__(self, facts: RunFacts, by_source: dict[str, list[MappingFact]], records: list[RecordFact],
@@ -333,7 +388,7 @@ class Reading:
             return f"{record_id} has no place in the shared set ({why})"
         target = self.canonical.get(record_id) or self.canonical.get(self.aliases.get(record_id, ""))
         if target is not None and target.state == REJECTED_STATE:
-            return f"canonical record {target.canonical_id} was rejected: {_quoted(target.rationale)}"
+            return f"canonical record {target.canonical_id} was rejected: {quoted(target.rationale)}"
         return ""
 
 
@@ -344,193 +399,5 @@ def grouped_by_source(mappings) -> dict[str, list[MappingFact]]:
     return by_source
 
 
-def standing(facts: RunFacts) -> Standing:
-    """Every member record's disposition and the run's approval blockers, in a stable order."""
-    by_source = grouped_by_source(facts.mappings)
-    records = list(facts.records)
-    known = {r.record_id for r in records}
-    for source, rows in by_source.items():
-        if source not in known:  # a statement's source that no current member declares
-            records.append(RecordFact(member=rows[0].member or "statements", record_id=source))
-            known.add(source)
-    dispositions = [dispose(r, by_source.get(r.record_id, [])) for r in records]
-    by_record = {d.record: d for d in dispositions}
-    reading = Reading(facts, by_source, records, by_record)
-    per_record = [record_blockers(reading, d) for d in dispositions]
-    return assembled(facts, reading, records, dispositions, per_record)
-
-
-def assembled(facts: RunFacts, reading: Reading, records: list[RecordFact], dispositions: list[Disposition],
-              per_record: list[tuple[Blocker, ...]]) -> Standing:
-    """The standing from its dispositions and each record's blockers (in record order), the run's
-    preconditions first and the blockers about the run's mappings, issues and amendments last."""
-    blockers: list[Blocker] = list(facts.preconditions)
-    for found in per_record:
-        blockers += found
-    blockers += run_blockers(reading, facts)
-    return Standing(dispositions=tuple(dispositions), blockers=tuple(blockers), by_record=reading.by_record,
-                    parts=StandingParts(facts, records, reading.by_source, tuple(dispositions), tuple(per_record)))
-
-
-def record_blockers(reading: Reading, d: Disposition) -> tuple[Blocker, ...]:
-    """The blockers about one record: from its own mappings, their targets and the records it is part of."""
-    link, link_of, without_place = reading.link, reading.link_of, reading.without_place
-    rows = reading.by_source.get(d.record, [])
-    blockers: list[Blocker] = []
-    accepted = [m for m in rows if m.state == ACCEPTED]
-    if d.disposition == OPEN and len(accepted) <= 1:
-        open_rows = [m for m in rows if m.state in OPEN_STATES]
-        names = [mapping_name(d.record, m.relation, m.target)
-                 + (", stale since the record changed" if m.state == STALE else "")
-                 for m in open_rows]
-        what = ("no mapping is proposed for it: propose one" if not rows else
-                f"accept or reject {names[0]}" if len(names) == 1 else
-                "accept the right one of " + ", ".join(names) + " and reject the others")
-        blockers.append(Blocker(OPEN_DISPOSITION, d.record, f"{d.record} ({d.member}) has no place yet: {what}",
-                                link_of(d.record), open_rows[0].pk if open_rows else None))
-    if len(accepted) > 1:
-        message = (f"{d.record} has {len(accepted)} accepted mappings ("
-                   + "; ".join(mapping_name(d.record, a.relation, a.target) for a in accepted)
-                   + "): a record has one place; reopen all but one")
-        refusal = (f"{d.record} would have {len(accepted)} places ("
-                   + "; ".join(mapping_name(d.record, a.relation, a.target) for a in accepted)
-                   + "), and a record has one")
-        for m in accepted:
-            blockers.append(Blocker(SEVERAL_PLACES, d.record, message, link(d.member, m.pk), m.pk,
-                                    f"mapping:{m.pk}", refusal))
-    if d.disposition in PLACED + (NO_COUNTERPART,):
-        for m in rows:
-            if m.state in OPEN_STATES:
-                blockers.append(Blocker(
-                    OPEN_ALTERNATIVE, d.record,
-                    f"{d.record} is placed by {mapping_name(d.record, d.relation, d.target)}, but the "
-                    f"alternative {mapping_name(d.record, m.relation, m.target)} is still undecided: reject it",
-                    link(d.member, m.pk), m.pk, f"mapping:{m.pk}"))
-    for m in accepted:
-        if m.relation == "no-counterpart":
-            continue
-        target = reading.canonical.get(m.target)
-        if m.relation == "new" and (target is None or target.state != REJECTED_STATE):
-            # The record the acceptance entered; only its later rejection contradicts the mapping
-            # (the result would cite a canonical ID its Shared records leave out).
-            continue
-        if target is None:
-            name = mapping_name(d.record, m.relation, m.target)
-            blockers.append(Blocker(UNKNOWN_TARGET, d.record,
-                                    f"The accepted {name} points at {m.target}, which is not a canonical record "
-                                    f"of the run: reopen it", link(d.member, m.pk), m.pk,
-                                    f"mapping:{m.pk}",
-                                    f"{name} would point at {m.target}, which is not a canonical record of the "
-                                    f"run"))
-        elif target.state == REJECTED_STATE:
-            name = mapping_name(d.record, m.relation, m.target)
-            blockers.append(Blocker(REJECTED_TARGET, d.record,
-                                    f"The accepted {name} points at {m.target}, which was rejected: "
-                                    f"{_quoted(target.rationale)}; reopen it or choose another target",
-                                    link(d.member, m.pk), m.pk, f"mapping:{m.pk}",
-                                    f"{name} would point at {m.target}, which was rejected: "
-                                    f"{_quoted(target.rationale)}"))
-    if d.disposition in PLACED:
-        record = reading.members.get(d.record)
-        for parent in (record.part_of if record else ()):
-            why = without_place(parent)
-            if why:
-                blockers.append(Blocker(PART_OF_REJECTED, d.record,
-                                        f"{d.record} is placed in the shared set but is part of {parent}, and "
-                                        f"{why}", link_of(d.record), d.mapping, f"mapping:{d.mapping}",
-                                        f"{d.record} is part of {parent}, and {why}"))
-    return tuple(blockers)
-
-
-def run_blockers(reading: Reading, facts: RunFacts) -> list[Blocker]:
-    """The blockers about the run's mappings taken together, its integration issues and its amendments."""
-    link, page, without_place, by_source, by_record = (reading.link, reading.page, reading.without_place,
-                                                      reading.by_source, reading.by_record)
-    blockers: list[Blocker] = []
-    # Two records of one member accepted as the same canonical record: one member, one referent, one ID.
-    claims: dict[tuple[str, str], list[MappingFact]] = defaultdict(list)
-    for m in facts.mappings:
-        if m.state == ACCEPTED and m.relation in IDENTITY and m.target and m.member:
-            claims[(m.member, m.target)].append(m)
-    for (member, target), rivals in sorted(claims.items()):
-        sources = sorted({m.source for m in rivals})
-        if len(sources) < 2:
-            continue
-        for m in sorted(rivals, key=lambda m: m.pk):
-            blockers.append(Blocker(CONFLICTING_CLAIM, m.source,
-                                    f"{' and '.join(sources)} (both {member}) are each accepted as {target}: two "
-                                    f"records of one member cannot be one canonical record; reopen one",
-                                    link(member, m.pk), m.pk, f"mapping:{m.pk}",
-                                    f"{' and '.join(sources)} (both {member}) would each be {target}: two records "
-                                    f"of one member cannot be one canonical record"))
-
-    # One canonical ID allocated by two accepted `new` mappings: each new record gets its own ID. (Judged
-    # here, on the decisions, for approval and finalization alike: issue 24 item 7.)
-    allocations: dict[str, list[MappingFact]] = defaultdict(list)
-    for m in facts.mappings:
-        if m.state == ACCEPTED and m.relation == "new" and m.target:
-            allocations[m.target].append(m)
-    for target, rows in sorted(allocations.items()):
-        sources = sorted({m.source for m in rows})
-        if len(sources) < 2:
-            continue
-        for m in sorted(rows, key=lambda m: m.pk):
-            blockers.append(Blocker(ALLOCATED_TWICE, m.source,
-                                    f"canonical ID {target} is allocated by {len(sources)} accepted new mappings "
-                                    f"({', '.join(sources)}): each new record gets its own ID; reopen all but one",
-                                    link(m.member, m.pk), m.pk, f"mapping:{m.pk}",
-                                    refusal=f"{target} would then be the new ID of "
-                                            f"{' and '.join(sources)}; each new record gets an ID of its own"))
-
-    for issue in facts.issues:
-        record, where = f"{issue.member} issue {issue.index}", f"{issue.member} integration issue {issue.index}"
-        link = page(issue.member, f"issue-{issue.pk}", "issues=all")
-        if issue.state in OPEN_STATES:
-            blockers.append(Blocker(OPEN_ISSUE, record, f"{_upper_first(where)} is undecided: accept or reject it"
-                                    + (" (stale: its text changed since it was decided)" if issue.state == STALE
-                                       else ""), link))
-        elif issue.state == ACCEPTED:
-            for ref in issue.references:
-                disposition = by_record.get(ref)
-                why = without_place(ref) if disposition is None or disposition.disposition != NO_COUNTERPART else ""
-                if why:
-                    blockers.append(Blocker(ISSUE_NAMES_REJECTED, ref,
-                                            f"The accepted {where} names {ref}, and {why}; "
-                                            f"reject the issue or place {ref}", link, _first_mapping(by_source, ref),
-                                            f"issue:{issue.pk}", f"{_upper_first(where)} names {ref}, and {why}"))
-
-    for amendment in facts.amendments:
-        label = "unresolved conflict" if amendment.kind == "unresolved-conflict" else "amendment"
-        where = f"the {label} at line {amendment.line} of the {amendment.member} report"
-        link = page(anchor=f"amendment-{amendment.pk}" if amendment.pk else "amendments")
-        if amendment.is_open:
-            blockers.append(Blocker(OPEN_AMENDMENT, where, f"{_upper_first(where)} is undecided"
-                                    + {"not yet synced": " (not yet read into decisions)",
-                                       "text changed since its decision": " (its text changed since its decision)",
-                                       STALE: " (stale: the report changed since it was decided)",
-                                       }.get(amendment.state, "") + ": accept, reject or carry it", link))
-            continue
-        if amendment.state != ACCEPTED or amendment.supersession:
-            continue
-        for ref in ids_in(amendment.text):
-            why = without_place(ref)
-            if why:
-                blockers.append(Blocker(AMENDMENT_ON_REJECTED, ref,
-                                        f"{_upper_first(where)} is accepted and names {ref}, but {why}; reject or "
-                                        f"carry the amendment, or place {ref}", link, _first_mapping(by_source, ref),
-                                        f"amendment:{amendment.pk}",
-                                        f"{_upper_first(where)} names {ref}, but {why}"))
-    return blockers
-
-
-def _first_mapping(by_source: dict[str, list[MappingFact]], record_id: str) -> int | None:
-    rows = by_source.get(record_id, [])
-    return rows[0].pk if rows else None
-
-
-def _quoted(rationale: str) -> str:
+def quoted(rationale: str) -> str:
     return f"“{rationale.strip()}”" if (rationale or "").strip() else "no rationale given"
-
-
-def _upper_first(text: str) -> str:
-    return text[:1].upper() + text[1:]

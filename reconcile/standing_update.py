@@ -5,9 +5,10 @@ from scratch judged all of them again, on the decision's answer and on the view 
 50,000). `standing_after(previous, facts)` compares the new facts with those `previous` was built from.
 When the records and canonical records are the same, record IDs do not repeat, and the mappings that
 changed are all of declared records, it disposes those records again, and judges again the blockers of
-those records and of the records `Part of:` one whose disposition moved; the blockers about the run as a
-whole (claims, allocations, issues, amendments: a pass over the mappings, and few items) are judged in
-full. Anything else is built from scratch. Either way the standing equals `dispositions.standing(facts)`:
+those records and of the records `Part of:` one whose disposition moved (the rule book's RECORD rules:
+`approval_rules.record_blockers`); the RUN and DECISIONS rules (status, validation, claims, allocations,
+issues, amendments: a pass over the mappings, and few items) are judged in full. Anything else is built
+from scratch. Either way the standing equals `approval_rules.standing(facts)`:
 a Hypothesis property (tests/reconcile/test_standing_update.py) holds it to that after any sequence of
 decisions, and approval never builds on an earlier standing (`reconcile.blockers.run_facts`).
 """
@@ -15,22 +16,23 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from . import approval_rules as rules
 from . import dispositions as d
 
 
 def standing_after(previous: d.Standing | None, facts: d.RunFacts) -> d.Standing:
-    """`dispositions.standing(facts)`, built from `previous` (any earlier standing of the same run) where
+    """`approval_rules.standing(facts)`, built from `previous` (any earlier standing of the same run) where
     that is safe."""
     parts = previous.parts if previous is not None else None
     if parts is None or not _same_ground(parts.facts, facts):
-        return d.standing(facts)
+        return rules.standing(facts)
     index = _index(parts)
     changed = _changed_sources(parts.facts.mappings, facts.mappings)
     declared = len(facts.records)
     if index is None or any(index.get(source, declared) >= declared for source in changed):
         # A statement's source (no member declares it) appended after the records: its place and member
         # come from the mappings themselves.
-        return d.standing(facts)
+        return rules.standing(facts)
     by_source = dict(parts.by_source)
     fresh: dict[str, list[d.MappingFact]] = defaultdict(list)
     for m in facts.mappings:
@@ -55,8 +57,8 @@ def standing_after(previous: d.Standing | None, facts: d.RunFacts) -> d.Standing
     per_record = list(parts.per_record)
     for record_id in again:
         place = index[record_id]
-        per_record[place] = d.record_blockers(reading, dispositions[place])
-    standing = d.assembled(facts, reading, records, dispositions, per_record)
+        per_record[place] = rules.record_blockers(reading, dispositions[place])
+    standing = rules.assembled(facts, reading, records, dispositions, per_record)
     standing.parts.index, standing.parts.children = index, children
     return standing
 

@@ -3,19 +3,19 @@ audit trail in the same transaction, finalization queued after commit."""
 from __future__ import annotations
 
 from django.db import transaction
-from django.urls import reverse
 from django.utils import timezone
 
-from reconcile import dispositions
+from reconcile import approval_rules, dispositions
 from reconcile.blockers import run_standing
 from records.services import current_versions, run_manifest
 from records.models import MemberVersion
 from reviews.actions import Action
-from reviews.audit import Actor, chain_head, lock_run, record_event
+from reviews.audit import Actor, chain_head, lock_run
 from reviews.models import Run
 
 from ..models import Approval
 from .jobs import FINALIZE
+from .run_status import copy_status, finalization_failed, move_run
 
 
 class ApprovalBlocked(Exception):
@@ -59,27 +59,6 @@ def approval_blockers(run: Run, versions: list[MemberVersion] | None = None) -> 
     that says so (`reconcile.blockers.run_standing`)."""
     return list(run_standing(run, versions).blockers)
 
-def move_run(locked: Run, *, status: str, actor: Actor, action: str, reason: str = "", after: dict | None = None) -> None:
-    """Transition the locked run and write the one audit event of the change."""
-    old = locked.transition_to(status, reason=reason)
-    locked.save(update_fields=Run.STATUS_FIELDS)
-    record_event(
-        run=locked,
-        actor=actor,
-        action=action,
-        object_type="run",
-        object_id=locked.run_id,
-        before={"status": old},
-        after={"status": status, **({"reason": reason} if reason else {}), **(after or {})},
-    )
-
-
-def copy_status(run: Run, locked: Run) -> None:
-    """The caller's `run` object takes the status the locked row was left in."""
-    run.status, run.status_reason, run.failed_from, run.updated_at = (
-        locked.status, locked.status_reason, locked.failed_from, locked.updated_at,
-    )
-
 
 def approve_run(*, run: Run, note: str, actor: Actor) -> Approval:
     """Sign the run off on its current manifest and queue finalization after commit.
@@ -92,16 +71,13 @@ def approve_run(*, run: Run, note: str, actor: Actor) -> Approval:
     with transaction.atomic():
         locked = _lock_unless_final(run)
         versions = list(current_versions(locked, content=True))
-        blockers = approval_blockers(locked, versions)
-        if blockers:
-            raise ApprovalBlocked([b.message for b in blockers], blockers)
+        standing = run_standing(locked, versions)
+        if standing.blockers:
+            raise ApprovalBlocked([b.message for b in standing.blockers], standing.blockers)
         manifest, digest = run_manifest(versions, rehash=True)  # from the stored bytes, hashed now
-        if digest != locked.manifest_sha256:
-            stale = dispositions.Blocker(
-                dispositions.VALIDATION_STALE, locked.run_id,
-                f"The stored member bytes hash to manifest {digest}, not the validated {locked.manifest_sha256}: "
-                "a member no longer matches its recorded SHA-256. Upload the members again.", reverse("run-detail", args=[locked.run_id]))
-            raise ApprovalBlocked([stale.message], [stale])
+        stale = approval_rules.stored_bytes_blockers(standing.parts.facts, digest)
+        if stale:
+            raise ApprovalBlocked([b.message for b in stale], stale)
         seen_seq, seen_hash = chain_head(locked)  # the trail the reviewer signed off, before this event
         approval = Approval.objects.create(
             run=locked, note=note, approved_by=actor.label, manifest=manifest, manifest_sha256=digest,
@@ -114,12 +90,6 @@ def approve_run(*, run: Run, note: str, actor: Actor) -> Approval:
     copy_status(run, locked)
     return approval
 
-
-
-
-def finalization_failed(run: Run) -> bool:
-    """The run failed while finalizing: it can be retried, or reopened like an approved run."""
-    return run.status == Run.Status.FAILED and run.failed_from == Run.Status.FINALIZING
 
 
 def current_approval(run: Run) -> Approval | None:

@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from reconcile import dispositions
+from reconcile import approval_rules
 from reconcile.blockers import run_standing
 from reconcile.models import CanonicalRecord, Mapping
 from reconcile.services import SEEDING_ROLES
@@ -25,10 +25,11 @@ from reviews.models import Run
 from .. import rendering, selfcheck
 from ..models import Approval, Result
 from ..signing import SigningKeyError, load_signing_key
-from .approval import ApprovalBlocked, copy_status, current_approval, finalization_failed, move_run
+from .approval import ApprovalBlocked, current_approval
 from .attest import attest_result
 from .jobs import FINALIZE
 from .result_input import FinalizationRefused, VerifiedMember, gather_result_input
+from .run_status import copy_status, finalization_failed, move_run
 
 
 def finalize_run(*, run: Run, actor: Actor) -> Result | None:
@@ -210,8 +211,8 @@ def render_approved(run: Run, approval: Approval) -> Rendered:
     standing = run_standing(run)
     # Every blocker about the decisions (an open issue included); the run's status and its validation
     # are what this finalization re-checks itself above (re-hashed, re-validated).
-    checked_here = (dispositions.RUN_STATUS, dispositions.NO_MEMBERS, dispositions.VALIDATION_PENDING,
-                    dispositions.VALIDATION_STALE, dispositions.VALIDATION_ERROR)
+    checked_here = approval_rules.codes_of(approval_rules.run_status, approval_rules.no_members,
+                                           approval_rules.validation)
     late = [b for b in standing.blockers if b.code not in checked_here]
     if late:
         raise FinalizationRefused("the decisions no longer support approval: " + "; ".join(b.message for b in late[:3]))

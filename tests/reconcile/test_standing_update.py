@@ -1,11 +1,11 @@
 """A standing built from the last one (reconcile.standing_update) is the standing built from scratch
-(reconcile.dispositions.standing), whatever the decisions between them: pure, no database."""
+(reconcile.approval_rules.standing), whatever the decisions between them: pure, no database."""
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconcile import dispositions as d
+from reconcile import approval_rules as rules
 from reconcile.dispositions import AmendmentFact, CanonicalFact, IssueFact, MappingFact, RecordFact, RunFacts
 from reconcile.standing_update import standing_after
 
@@ -102,9 +102,9 @@ def histories(draw) -> list[RunFacts]:
 def test_a_standing_built_from_the_last_one_is_the_standing_built_from_scratch(history):
     """Property: along any history of changes, each standing built from the one before equals, blocker
     for blocker and in order, the standing built from its facts alone."""
-    last = d.standing(history[0])
+    last = rules.standing(history[0])
     for facts in history[1:]:
-        built, fresh = standing_after(last, facts), d.standing(facts)
+        built, fresh = standing_after(last, facts), rules.standing(facts)
         assert built == fresh
         assert built.by_record == fresh.by_record
         last = built
@@ -115,15 +115,15 @@ def test_a_decision_judges_again_only_the_records_it_touched(monkeypatch):
     mappings = tuple(MappingFact(n, f"MEM-OBJ-{n}", "same", "OBJ-1", "proposed", member="memory")
                      for n in range(1, 201))
     facts = RunFacts(run_id=RUN, records=records, mappings=mappings, canonical=(CanonicalFact("OBJ-1", "active"),))
-    last = d.standing(facts)
+    last = rules.standing(facts)
     judged = []
-    real = d.record_blockers
-    monkeypatch.setattr(d, "record_blockers", lambda reading, disposition: judged.append(disposition.record)
+    real = rules.record_blockers
+    monkeypatch.setattr(rules, "record_blockers", lambda reading, disposition: judged.append(disposition.record)
                         or real(reading, disposition))
     decided = RunFacts(**{**facts.__dict__, "mappings": (MappingFact(7, "MEM-OBJ-7", "same", "OBJ-1", "accepted",
                                                                      member="memory"),)
                           + tuple(m for m in mappings if m.pk != 7)})
-    assert standing_after(last, decided) == d.standing(decided)
+    assert standing_after(last, decided) == rules.standing(decided)
     assert judged.count("MEM-OBJ-7") == 2 and len(judged) == 201  # once in the update, 200 from scratch
 
 
@@ -134,6 +134,6 @@ def test_a_record_part_of_one_a_decision_leaves_without_place_is_judged_again():
                      mappings=(MappingFact(1, "MEM-OBJ-1", "new", "", "proposed", member="memory"), placed))
     rejected = RunFacts(**{**facts.__dict__, "mappings": (
         MappingFact(1, "MEM-OBJ-1", "new", "", "rejected", member="memory"), placed)})
-    built = standing_after(d.standing(facts), rejected)
+    built = standing_after(rules.standing(facts), rejected)
     assert "part_of_rejected" in [b.code for b in built.blockers]
-    assert built == d.standing(rejected)
+    assert built == rules.standing(rejected)

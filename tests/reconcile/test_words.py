@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from reconcile import approval_rules as rules
 from reconcile import dispositions as d
 from reconcile import services
 from reconcile.dispositions import AmendmentFact, CanonicalFact, IssueFact, MappingFact, RecordFact, RunFacts
@@ -41,7 +42,7 @@ def _every_blocker() -> list[d.Blocker]:
     issues = (IssueFact(31, "epistemic", 1, "proposed"), IssueFact(32, "epistemic", 2, "accepted", ("EPI-OBJ-7",)))
     amendments = (AmendmentFact(41, "epistemic", 12, "amendment", "proposed", "EPI-OBJ-1 grows"),
                   AmendmentFact(42, "epistemic", 14, "amendment", "accepted", "EPI-OBJ-7 is dropped"))
-    standing = d.standing(RunFacts(run_id="AAS-2026-12-01-words-01", records=records, mappings=mappings,
+    standing = rules.standing(RunFacts(run_id="AAS-2026-12-01-words-01", records=records, mappings=mappings,
                                    canonical=canonical, issues=issues, amendments=amendments))
     return list(standing.blockers)
 
@@ -50,7 +51,8 @@ def test_every_blocker_and_its_refusal_names_records_not_database_ids_or_codes()
     blockers = _every_blocker()
     assert set(d.BLOCKER_CODES) - {b.code for b in blockers} == {
         d.RUN_STATUS, d.NO_MEMBERS, d.VALIDATION_PENDING, d.VALIDATION_STALE, d.VALIDATION_ERROR,
-        d.PASS_MISSING, d.CONSENSUS_PENDING, d.CONFLICT_OPEN}  # the run's, from reconcile.blockers (test_review_passes words them)
+        d.CORRECTION_OPEN, d.CORRECTION_ANSWERED, d.PASS_MISSING, d.CONSENSUS_PENDING,
+        d.CONFLICT_OPEN}  # the run's (its RUN rules), worded by test_corrections and test_review_passes
     for blocker in blockers:
         for text in filter(None, (blocker.message, blocker.refusal)):
             assert not DB_ID.search(text), text
