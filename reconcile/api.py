@@ -20,6 +20,7 @@ from . import services
 from .api_schema import ProgressSerializer
 from .blockers import run_standing
 from .models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
+from .passes.entering import decides_in_review_pass, in_review_pass
 
 
 # --- serializers ---------------------------------------------------------------------------------
@@ -166,6 +167,7 @@ class CanonicalRecordListView(generics.ListAPIView):
     @extend_schema(summary="Canonical records of the run", parameters=[
         OpenApiParameter("kind", str), OpenApiParameter("state", str, enum=list(CanonicalRecord.State.values)),
         OpenApiParameter("origin", str, enum=list(CanonicalRecord.Origin.values))])
+    @in_review_pass
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -201,6 +203,7 @@ class MappingListCreateView(generics.ListCreateAPIView):
         OpenApiParameter("state", str, enum=list(Mapping.State.values)),
         OpenApiParameter("origin", str, enum=list(Mapping.Origin.values)),
         OpenApiParameter("member", str, enum=list(Role.values))])
+    @in_review_pass
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -231,8 +234,6 @@ class _DecisionView(APIView):
 
     item_serializer: type[serializers.Serializer]
     request_serializer: type[serializers.Serializer] = DecisionSerializer
-    # With independent reviews the decision is taken, and answered, in the caller's own pass.
-    in_pass_world = True
 
     def decide(self, request, call):
         decision = self.request_serializer(data=request.data)
@@ -248,6 +249,7 @@ class MappingDecisionView(_DecisionView):
 
     @extend_schema(summary="Accept, reject or reopen a mapping (reviewers)", request=DecisionSerializer,
                    responses={200: MappingSerializer, 409: OpenApiTypes.OBJECT})
+    @decides_in_review_pass
     def post(self, request, run_id: str, mapping_id: int):
         run = run_for(request, run_id, allowed=DECIDE, action="mapping.decide")
         mapping = get_object_or_404(Mapping.objects.select_related("run"), run=run, pk=mapping_id)
@@ -266,6 +268,7 @@ class IssueListView(generics.ListAPIView):
     @extend_schema(summary="Integration issues with their decision state", parameters=[
         OpenApiParameter("state", str, enum=list(IssueDecision.State.values)),
         OpenApiParameter("member", str, enum=list(Role.values))])
+    @in_review_pass
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -282,6 +285,7 @@ class IssueDecisionView(_DecisionView):
 
     @extend_schema(summary="Accept, reject or reopen an integration issue (reviewers)", request=DecisionSerializer,
                    responses={200: IssueDecisionSerializer, 409: OpenApiTypes.OBJECT})
+    @decides_in_review_pass
     def post(self, request, run_id: str, decision_id: int):
         run = run_for(request, run_id, allowed=DECIDE, action="issue.decide")
         item = get_object_or_404(IssueDecision.objects.select_related("run"), run=run, pk=decision_id)
@@ -305,6 +309,7 @@ class AmendmentListView(generics.ListAPIView):
         OpenApiParameter("state", str, enum=list(AmendmentDecision.State.values)),
         OpenApiParameter("kind", str, enum=list(AmendmentDecision.Kind.values)),
         OpenApiParameter("member", str, enum=list(Role.values))])
+    @in_review_pass
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -324,6 +329,7 @@ class AmendmentDecisionView(_DecisionView):
                            "(reviewers; a supersession is decided through its mapping)",
                    request=AmendmentDecisionRequestSerializer,
                    responses={200: AmendmentDecisionSerializer, 409: OpenApiTypes.OBJECT})
+    @decides_in_review_pass
     def post(self, request, run_id: str, amendment_id: int):
         run = run_for(request, run_id, allowed=DECIDE, action="amendment.decide")
         item = get_object_or_404(AmendmentDecision.objects.select_related("run"), run=run, pk=amendment_id)
@@ -342,6 +348,7 @@ class AmendmentDecisionView(_DecisionView):
 class ProgressView(APIView):
     @extend_schema(summary="Counts of decided and open mappings, integration issues and amendments",
                    responses={200: ProgressSerializer})
+    @in_review_pass
     def get(self, request, run_id: str):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         return Response(services.decision_progress(run))
@@ -350,6 +357,7 @@ class ProgressView(APIView):
 class BlockersView(APIView):
     @extend_schema(summary="What stands between the run and approval: each {code, record, message, link}",
                    responses={200: OpenApiTypes.OBJECT})
+    @in_review_pass
     def get(self, request, run_id: str):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         standing = run_standing(run)
