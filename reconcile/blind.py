@@ -67,10 +67,6 @@ def left(token: contextvars.Token) -> None:
     _current.reset(token)
 
 
-def current_world() -> World | None:
-    return _current.get()
-
-
 def active_world(run: Run) -> World | None:
     """The pass world this context is in on `run`, if any."""
     world = _current.get()
