@@ -37,13 +37,18 @@ def _reviewer(name: str):
 def _decide_pass(run, user, *, reject_first_issue: bool) -> None:
     """Everything of the run decided in the user's pass: one bulk accept, then each integration issue."""
     from reconcile import services
+    from reconcile.passes.world import pass_world
     from reviews.audit import Actor
 
     actor = Actor.for_user(user)
-    services.bulk_accept(run=run, min_score=0.0, actor=actor, rationale="bench: every suggestion")
+    # Each decision in the user's pass, entered as a decision's view enters it (one world per request).
+    with pass_world(run, user):
+        services.bulk_accept(run=run, min_score=0.0, actor=actor, rationale="bench: every suggestion")
     for n, decision in enumerate(services.current_issue_decisions(run).order_by("pk")):
-        services.decide_issue(issue_decision=decision, decision="reject" if reject_first_issue and n == 0 else "accept",
-                              rationale="bench", actor=actor, expected_version=decision.version)
+        with pass_world(run, user):
+            services.decide_issue(issue_decision=decision,
+                                  decision="reject" if reject_first_issue and n == 0 else "accept",
+                                  rationale="bench", actor=actor, expected_version=decision.version)
 
 
 def bench_passes_page():

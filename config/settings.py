@@ -93,8 +93,6 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    # Leaves the reviewer's own review pass a run page was read through (reconcile/passes/world.py).
-    "reconcile.passes.world.PassWorldMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

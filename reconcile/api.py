@@ -20,6 +20,7 @@ from . import services
 from .api_schema import ProgressSerializer
 from .blockers import run_standing
 from .models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
+from .passes.entering import decides_in_review_pass, in_review_pass
 
 
 # --- serializers ---------------------------------------------------------------------------------
@@ -172,6 +173,7 @@ class CanonicalRecordListView(generics.ListAPIView):
     @extend_schema(summary="Canonical records of the run", parameters=[
         OpenApiParameter("kind", str), OpenApiParameter("state", str, enum=list(CanonicalRecord.State.values)),
         OpenApiParameter("origin", str, enum=list(CanonicalRecord.Origin.values))])
+    @in_review_pass
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -207,6 +209,7 @@ class MappingListCreateView(generics.ListCreateAPIView):
         OpenApiParameter("state", str, enum=list(Mapping.State.values)),
         OpenApiParameter("origin", str, enum=list(Mapping.Origin.values)),
         OpenApiParameter("member", str, enum=list(Role.values))])
+    @in_review_pass
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -238,8 +241,6 @@ class _DecisionView(APIView):
     no_target = ""  # why the items decided here take no target, when they take none
     item_serializer: type[serializers.Serializer]
     request_serializer: type[serializers.Serializer] = DecisionSerializer
-    # With independent reviews the decision is taken, and answered, in the caller's own pass.
-    in_pass_world = True
 
     def decide(self, request, call):
         decision = self.request_serializer(data=request.data, context={"no_target": self.no_target})
@@ -255,6 +256,7 @@ class MappingDecisionView(_DecisionView):
 
     @extend_schema(summary="Accept, reject or reopen a mapping (reviewers)", request=DecisionSerializer,
                    responses={200: MappingSerializer, 409: OpenApiTypes.OBJECT})
+    @decides_in_review_pass
     def post(self, request, run_id: str, mapping_id: int):
         run = run_for(request, run_id, allowed=DECIDE, action="mapping.decide")
         mapping = get_object_or_404(Mapping.objects.select_related("run"), run=run, pk=mapping_id)
@@ -273,6 +275,7 @@ class IssueListView(generics.ListAPIView):
     @extend_schema(summary="Integration issues with their decision state", parameters=[
         OpenApiParameter("state", str, enum=list(IssueDecision.State.values)),
         OpenApiParameter("member", str, enum=list(Role.values))])
+    @in_review_pass
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -290,6 +293,7 @@ class IssueDecisionView(_DecisionView):
 
     @extend_schema(summary="Accept, reject or reopen an integration issue (reviewers)", request=DecisionSerializer,
                    responses={200: IssueDecisionSerializer, 409: OpenApiTypes.OBJECT})
+    @decides_in_review_pass
     def post(self, request, run_id: str, decision_id: int):
         run = run_for(request, run_id, allowed=DECIDE, action="issue.decide")
         item = get_object_or_404(IssueDecision.objects.select_related("run"), run=run, pk=decision_id)
@@ -308,6 +312,7 @@ class AmendmentListView(generics.ListAPIView):
         OpenApiParameter("state", str, enum=list(AmendmentDecision.State.values)),
         OpenApiParameter("kind", str, enum=list(AmendmentDecision.Kind.values)),
         OpenApiParameter("member", str, enum=list(Role.values))])
+    @in_review_pass
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -328,6 +333,7 @@ class AmendmentDecisionView(_DecisionView):
                            "(reviewers; a supersession is decided through its mapping)",
                    request=AmendmentDecisionRequestSerializer,
                    responses={200: AmendmentDecisionSerializer, 409: OpenApiTypes.OBJECT})
+    @decides_in_review_pass
     def post(self, request, run_id: str, amendment_id: int):
         run = run_for(request, run_id, allowed=DECIDE, action="amendment.decide")
         item = get_object_or_404(AmendmentDecision.objects.select_related("run"), run=run, pk=amendment_id)
@@ -340,6 +346,7 @@ class AmendmentDecisionView(_DecisionView):
 class ProgressView(APIView):
     @extend_schema(summary="Counts of decided and open mappings, integration issues and amendments",
                    responses={200: ProgressSerializer})
+    @in_review_pass
     def get(self, request, run_id: str):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         return Response(services.decision_progress(run))
@@ -348,6 +355,7 @@ class ProgressView(APIView):
 class BlockersView(APIView):
     @extend_schema(summary="What stands between the run and approval: each {code, record, message, link}",
                    responses={200: OpenApiTypes.OBJECT})
+    @in_review_pass
     def get(self, request, run_id: str):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         standing = run_standing(run)

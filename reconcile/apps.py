@@ -28,12 +28,6 @@ class ReconcileConfig(AppConfig):
         from .selectors import awaits_answers
 
         register_pending(awaits_answers)
-        # A reviewer reads a run in independent review through their own pass (reconcile/passes/world.py).
-        from reviews.access import on_run_read
-
-        from .passes.world import enter_for_request
-
-        on_run_read(enter_for_request)
         # The last submitted pass asks a worker for the consensus.
         from .passes.consensus import CONSENSUS
 

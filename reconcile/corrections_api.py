@@ -16,6 +16,7 @@ from reviews.audit import Actor
 
 from .services import corrections
 from .models import CorrectionReply, CorrectionRequest
+from .passes.entering import in_review_pass
 from .diffs import NoSuchVersion, version_diff, version_numbers, versions_to_compare
 from .services import ProposalError, StaleVersion, StateConflict
 
@@ -87,6 +88,7 @@ class CorrectionListView(generics.ListCreateAPIView):
         OpenApiParameter("state", str, enum=list(CorrectionRequest.State.values)),
         OpenApiParameter("addressed_to_me", bool, description="Only the open requests to members the caller "
                                                                "uploaded: what it must answer")])
+    @in_review_pass
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -208,6 +210,7 @@ class MemberDiffView(APIView):
     @extend_schema(summary="What changed between two versions of a member (?from=N&to=M; default: the last two)",
                    parameters=[OpenApiParameter("from", int), OpenApiParameter("to", int)],
                    responses={200: OpenApiTypes.OBJECT})
+    @in_review_pass
     def get(self, request, run_id: str, member_id: str):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         member = get_object_or_404(MemberReport, run=run, role=member_id)

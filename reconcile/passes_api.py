@@ -14,6 +14,7 @@ from reviews.audit import Actor
 from .models import Conflict
 from .passes import consensus
 from .passes.agreement import agreement
+from .passes.entering import in_review_pass
 from .passes.listing import conflict_data, passes_for
 from .services import ProposalError, StaleVersion, StateConflict
 
@@ -75,6 +76,7 @@ class PassesView(APIView):
     @extend_schema(summary="The run's review passes: reviewers, state, counts; the decisions of others only "
                            "once the caller's own pass is submitted",
                    responses={200: PassSerializer})
+    @in_review_pass
     def get(self, request, run_id: str):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         return Response(passes_for(run, request.user))
@@ -96,6 +98,7 @@ class AgreementView(APIView):
     @extend_schema(summary="Agreement between the submitted passes per item kind and overall: items, agreements, "
                            "percent, Cohen's kappa (two passes), Krippendorff's alpha (nominal)",
                    responses={200: AgreementSerializer})
+    @in_review_pass
     def get(self, request, run_id: str):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         return Response(agreement(run))
@@ -104,6 +107,7 @@ class AgreementView(APIView):
 class ConflictsView(APIView):
     @extend_schema(summary="Items the submitted passes decided differently, each pass's decision and rationale "
                            "side by side", responses={200: ConflictListSerializer})
+    @in_review_pass
     def get(self, request, run_id: str):
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         return Response({"conflicts": [conflict_data(c) for c in Conflict.objects.filter(run=run)]})

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from reconcile import services as reconcile_services
 from reconcile.models import CorrectionRequest
 from reconcile.panels import blockers_context, final_notice
+from reconcile.passes.entering import in_review_pass
 from reviews.access import DECIDE, READ_RUNS, has_any_role, run_for
 from reviews.audit import Actor
 from reviews.models import Run
@@ -60,6 +61,7 @@ def _back(request, run: Run):
 
 @login_required
 @require_GET
+@in_review_pass
 def result_detail(request, run_id: str):
     run = run_for(request, run_id, allowed=READ_RUNS, action="read result")
     result = Result.objects.filter(run=run).first()
@@ -78,6 +80,7 @@ def result_detail(request, run_id: str):
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@in_review_pass
 def approve(request, run_id: str):
     """GET: the approval panel (for htmx or a plain include). POST: sign the run off."""
     if request.method == "GET":

@@ -1,7 +1,9 @@
 """Roles (DESIGN.md §9) and the access checks every view and API call goes through.
 
 Roles are Django groups named after them; a superuser holds every role. A view that
-reads a run asks `run_for`, which 404s, checks the role and writes the audited denial.
+reads a run asks `run_for`, which 404s, checks the role and writes the audited denial; nothing
+else. (A view that reads or decides inside a reviewer's own review pass says so itself, with
+`reconcile.passes.entering`.)
 """
 from __future__ import annotations
 
@@ -76,17 +78,6 @@ def check_role(user, allowed: set[str], *, run=None, action: str = "", actor=Non
     raise PermissionDenied(f"This needs the {needed} role.")
 
 
-# What else a request that reads a run must see: reconcile registers the reading of a reviewer's own
-# independent review pass (reconcile/passes/world.py) from its AppConfig.ready, so reviews never imports it.
-_run_read_hooks: list = []
-
-
-def on_run_read(hook) -> None:
-    """Call `hook(request, run)` each time `run_for` lets a request read a run."""
-    if hook not in _run_read_hooks:
-        _run_read_hooks.append(hook)
-
-
 def run_for(request, run_id: str, *, allowed: set[str] | frozenset = READ_RUNS, action: str = "read") -> Run:
     """The run named in the URL if the caller may do `action` on it: 404 when there is none, else
     PermissionDenied with the denial audited. `allowed=TRAIL_READERS` asks whether the caller may read
@@ -97,8 +88,6 @@ def run_for(request, run_id: str, *, allowed: set[str] | frozenset = READ_RUNS, 
         check_audit_access(request.user, run, actor=actor)
     else:
         check_role(request.user, allowed, run=run, action=action, actor=actor)
-    for hook in _run_read_hooks:
-        hook(request, run)
     return run
 
 

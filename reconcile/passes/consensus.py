@@ -25,13 +25,14 @@ from reviews.models import Run
 from reviews.queue import Job
 
 from .. import dispositions
+from ..blind import PassRefused, active_world, consensus_made, settling
 from ..blockers import run_standing
 from ..models import AmendmentDecision, CanonicalRecord, Conflict, IssueDecision, Mapping, ReviewPass
 from ..services import decisions
 from ..services.coherence import IncoherentDecision
 from ..errors import InvalidDecision, ProposalError, StaleVersion, StateConflict
 from ..vocabulary import ACCEPT, CARRY, REJECT, State
-from .world import PassRefused, active_world, consensus_made, effective_entries, pass_world, settling
+from .world import effective_entries, pass_world
 
 # The items passes are compared on: a canonical record a pass allocated, a kind's counter and a
 # supersession amendment (it follows its mapping) are consequences of these, not decisions of their own.
@@ -97,7 +98,8 @@ def submit_pass(*, run: Run, reviewer, actor: Actor) -> ReviewPass:
     """Submit the reviewer's pass (PassNotFinished naming what is open in it); the last required one
     brings the consensus and the conflicts."""
     if active_world(run) is not None:
-        raise RuntimeError("submit_pass runs outside a pass world: its view must not be marked `in_pass_world`")
+        raise RuntimeError("submit_pass runs outside a pass world: its view must not enter one "
+                           "(`decides_in_review_pass`)")
     with transaction.atomic():
         lock_run(run)
         run.refresh_from_db(fields=["reviews_required", "status"])

@@ -9,7 +9,7 @@ from reviews.models import Run
 
 from ..models import Conflict, ReviewPass
 from .consensus import frozen_decisions
-from .world import passes_complete
+from ..blind import passes_complete
 
 
 def pass_decisions(run: Run, review_pass: ReviewPass) -> dict[str, dict[str, Any]]:

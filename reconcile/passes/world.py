@@ -9,33 +9,33 @@ service there; what it changed is read back (the tracked rows before and after),
 rolled back, and the change is kept as the pass's entries with one `pass.decided` event. Nothing of
 a pass reaches the shared rows before every pass is submitted (`reconcile.passes.consensus`).
 
-A request enters the world of its caller's pass when `reviews.access.run_for` lets a reviewer read
-a run that is in independent review, or post a decision to it from a view marked `in_pass_world`
-(`enter_for_request`); `PassWorldMiddleware` leaves it once the response is rendered. Outside a
-request, a decision enters and leaves a world of its own.
+Who enters a world says so: a view with `reconcile.passes.entering.in_review_pass` (its reads) or
+`decides_in_review_pass` (its decisions too) enters its caller's world before it runs and leaves it
+once its response is rendered; a script or a test enters one with `pass_world(run, reviewer)`. A
+world tells the decision services it is there through `reconcile.blind` (`entered`, `left`), and a
+decision service called outside its caller's world on a run in independent review refuses
+(`reconcile.blind.ReviewsBlind`). This module calls the services; they never import it.
 """
 from __future__ import annotations
 
-import contextvars
 import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import wraps
 from typing import Any, Callable
 
-from django.contrib.auth import get_user_model
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.db.models import Max
 from django.utils.dateparse import parse_datetime
 
-from reviews.access import ADMIN, REVIEWER, may_adjudicate, roles_of
 from reviews.actions import Action
 from reviews.audit import Actor, lock_run, record_event
-from reviews.models import AuditEvent, Run
+from reviews.models import Run
 
-from ..models import AmendmentDecision, CanonicalRecord, Conflict, IssueDecision, KindCounter, Mapping, PassEntry, ReviewPass
-from ..errors import StateConflict
+from .. import blind
+from ..blind import PassRefused, active_world
+from ..blind import consensus_made  # noqa: F401  (re-exported: reconcile.blockers reads it from here)
+from ..models import AmendmentDecision, CanonicalRecord, IssueDecision, KindCounter, Mapping, PassEntry, ReviewPass
 
 DECIDED = ["state", "version", "rationale", "decided_by", "decided_at", "decided_member_sha256",
            "decided_content_sha256"]
@@ -60,12 +60,6 @@ TRACKED = {
 }
 # Applied in this order: a canonical record a pass allocated exists before the mapping naming it.
 APPLY_ORDER = ("counter", "canonical", "mapping", "issue", "amendment")
-
-
-class PassRefused(StateConflict):
-    """A decision the reviewer's pass cannot take (submitted, or the passes are all taken)."""
-
-    code = "review_pass"
 
 
 def _plain(values: dict[str, Any]) -> dict[str, Any]:
@@ -161,30 +155,6 @@ def _update(tracked: Tracked, rows: list[tuple[int, dict[str, Any]]]) -> None:
                            f"AS v({names}) WHERE {table}.id = v.id", params)
 
 
-_active: contextvars.ContextVar["PassWorld | None"] = contextvars.ContextVar("reconcile_pass_world", default=None)
-# Set while consensus or an adjudication writes the settled decisions: those go to the shared rows.
-_settling: contextvars.ContextVar[bool] = contextvars.ContextVar("reconcile_settling", default=False)
-
-
-@contextmanager
-def settling():
-    token = _settling.set(True)
-    try:
-        yield
-    finally:
-        _settling.reset(token)
-
-
-def passes_complete(run: Run) -> bool:
-    """Every required pass is submitted: no pass takes a decision any more (its consensus made or being made)."""
-    return ReviewPass.objects.filter(run=run, state=ReviewPass.State.SUBMITTED).count() >= run.reviews_required
-
-
-def consensus_made(run: Run) -> bool:
-    """The submitted passes' agreements are the run's decisions and their disagreements conflicts."""
-    return AuditEvent.objects.filter(run=run, action=Action.PASS_CONSENSUS).exists()
-
-
 class _Overlay(Exception):
     """What leaving a pass world raises into its overlay block, so that block is rolled back."""
 
@@ -224,11 +194,11 @@ class PassWorld:
             entries = effective_entries(self.review_pass, self.run)
             apply_entries(self.run, entries)
             self.applied = {(e.model, e.key) for e in entries}
-        self._token = _active.set(self)
+        self._token = blind.entered(self)
 
     def leave(self, *, keep: bool = True, error: BaseException | None = None) -> None:
         """Roll the overlay back, keep what was decided in it (unless `keep` is off), and commit."""
-        _active.reset(self._token)
+        blind.left(self._token)
         try:
             self._overlay.__exit__(_Overlay, _Overlay(), None)
             if keep and error is None and self.pending:
@@ -318,8 +288,8 @@ def _start_pass(run: Run, reviewer) -> ReviewPass:
 @contextmanager
 def pass_world(run: Run, reviewer):
     """The reviewer's pass laid over the run for the block; what it decides is kept on leaving."""
-    active = _active.get()
-    if active is not None and active.run.pk == run.pk:
+    active = active_world(run)
+    if active is not None:
         yield active
         return
     world = PassWorld(run=run, reviewer=reviewer)
@@ -330,110 +300,3 @@ def pass_world(run: Run, reviewer):
         world.leave(error=error)
         raise
     world.leave()
-
-
-def active_world(run: Run) -> PassWorld | None:
-    world = _active.get()
-    return world if world is not None and world.run.pk == run.pk else None
-
-
-def _reviewer_of(actor: Actor):
-    return get_user_model().objects.filter(pk=actor.user_id).first() if actor.user_id else None
-
-
-def in_review_pass(run_of: Callable[[dict[str, Any]], Run]):
-    """Route a decision service through the deciding reviewer's pass while `run_of(kwargs)` is in
-    independent review; once the passes are complete only an adjudicator decides, on no item of an
-    open conflict. A run needing one review never notices."""
-    def wrap(service: Callable):
-        @wraps(service)
-        def decide(**kwargs):
-            run = run_of(kwargs)
-            if run.reviews_required < 2 or _settling.get():
-                return service(**kwargs)
-            world = active_world(run)
-            if world is not None:
-                return world.decide(service, kwargs)
-            reviewer = _reviewer_of(kwargs["actor"])
-            if passes_complete(run):
-                _refuse_after_passes(run, reviewer, kwargs)
-                return service(**kwargs)
-            if reviewer is None:
-                raise PassRefused(f"Run {run.run_id} is in independent review: only a reviewer decides, in their pass")
-            with pass_world(run, reviewer) as world:
-                return world.decide(service, kwargs)
-        return decide
-    return wrap
-
-
-def _refuse_after_passes(run: Run, reviewer, kwargs: dict[str, Any]) -> None:
-    if not consensus_made(run):
-        raise PassRefused(f"The independent reviews of run {run.run_id} are all submitted: a worker is turning them "
-                          "into the run's decisions and its conflicts; this takes a moment")
-    if not may_adjudicate(reviewer):
-        raise PassRefused(f"The independent reviews of run {run.run_id} are complete: their agreements are its "
-                          "decisions, and only an adjudicator changes them, settling the conflicts")
-    item = item_of(kwargs)
-    if item and Conflict.objects.filter(run=run, model=item[0], key=item[1], state=Conflict.State.OPEN).exists():
-        raise PassRefused("The reviews disagree on this item: settle it as a conflict, on the adjudication page")
-
-
-def item_of(kwargs: dict[str, Any]) -> tuple[str, str] | None:
-    """The (model, key) a decision service's arguments name, if it names one item."""
-    for argument, model in (("mapping", "mapping"), ("issue_decision", "issue"), ("amendment", "amendment")):
-        if argument in kwargs:
-            return model, str(kwargs[argument].pk)
-    if "record" in kwargs:
-        return "canonical", kwargs["record"].canonical_id
-    return None
-
-
-def enter_for_request(request, run: Run) -> None:
-    """`reviews.access.run_for`'s hook: a reviewer reading or deciding on a run in independent review
-    sees it through their own pass (left by PassWorldMiddleware)."""
-    if run.reviews_required < 2:
-        return
-    http = getattr(request, "_request", request)
-    if getattr(http, "_pass_world", None) is not None:
-        return
-    safe = request.method in ("GET", "HEAD", "OPTIONS")
-    # A write other than a decision (a correction request, a proposal, a submission) is not the pass's:
-    # it must reach the shared rows, so only the views that post decisions enter the world to write.
-    if not safe and not getattr(_view_of(http), "in_pass_world", False):
-        return
-    user = request.user
-    if not roles_of(user) & {REVIEWER, ADMIN} or passes_complete(run):
-        return
-    if safe and not ReviewPass.objects.filter(run=run, reviewer=user).exists():
-        return  # nothing of theirs to lay over the shared rows
-    world = PassWorld(run=run, reviewer=user)
-    world.enter()
-    http._pass_world = world
-
-
-def _view_of(request):
-    match = getattr(request, "resolver_match", None)
-    func = getattr(match, "func", None)
-    return getattr(func, "view_class", None) or getattr(func, "cls", None) or func
-
-
-class PassWorldMiddleware:
-    """Leave the request's pass world once its response is rendered (see `enter_for_request`)."""
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        try:
-            response = self.get_response(request)
-        except BaseException as error:
-            world = getattr(request, "_pass_world", None)
-            if world is not None:
-                request._pass_world = None
-                world.leave(error=error)
-            raise
-        world = getattr(request, "_pass_world", None)
-        if world is not None:
-            request._pass_world = None
-            world.leave(keep=response.status_code < 500)
-        return response

@@ -16,7 +16,7 @@ from .amendments import CARRIED, DECIDED_STATES, _follow_decided_mapping, _linke
 from .acceptance import BulkReads, DecisionReads
 from .canonical_ids import _kind_of
 from .coherence import refuse_incoherent
-from ..passes.world import in_review_pass
+from ..blind import blind_decision
 from ..errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
 from .mappings import _allocate, _check_target, _ensure_open, current_declaration
 from ..dispositions import mapping_name
@@ -108,7 +108,7 @@ def _fresh(model, pk):
     return query.get(pk=pk)
 
 
-@in_review_pass(lambda kwargs: kwargs["mapping"].run)
+@blind_decision(lambda kwargs: kwargs["mapping"].run)
 def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Actor,
                    expected_version: int | None, target: str | None = None, check_coherence: bool = True) -> Mapping:
     """Accept, reject or reopen a mapping. Accepting a `new` mapping allocates its canonical record;
@@ -231,7 +231,7 @@ def _settle(model, current, expected_version: int | None, new_state: str, decisi
     return result
 
 
-@in_review_pass(lambda kwargs: kwargs["issue_decision"].run)
+@blind_decision(lambda kwargs: kwargs["issue_decision"].run)
 def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str, actor: Actor,
                  expected_version: int | None, check_coherence: bool = True) -> IssueDecision:
     """Accept, reject or reopen one integration issue (`check_coherence` as for decide_mapping)."""
@@ -250,7 +250,7 @@ def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str
                                              "index": result.issue.index})
 
 
-@in_review_pass(lambda kwargs: kwargs["amendment"].run)
+@blind_decision(lambda kwargs: kwargs["amendment"].run)
 def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: str, actor: Actor,
                      expected_version: int | None, check_coherence: bool = True) -> AmendmentDecision:
     """Accept, reject, carry into the result's Limitations, or reopen one amendment or unresolved
@@ -318,7 +318,7 @@ def bulk_accept_suggestions(*, run: Run, min_score: float, actor: Actor, rationa
     return len(bulk_accept(run=run, min_score=min_score, actor=actor, rationale=rationale, only=only))
 
 
-@in_review_pass(lambda kwargs: kwargs["run"])
+@blind_decision(lambda kwargs: kwargs["run"])
 def bulk_accept(*, run: Run, min_score: float, actor: Actor, rationale: str,
                 only: list[int] | None = None) -> list[Mapping]:
     """Accept the open suggestions scoring at least `min_score` (of `only`, the pks the reviewer's
@@ -351,7 +351,7 @@ def bulk_accept(*, run: Run, min_score: float, actor: Actor, rationale: str,
     return accepted
 
 
-@in_review_pass(lambda kwargs: kwargs["mapping"].run)
+@blind_decision(lambda kwargs: kwargs["mapping"].run)
 def _accept_suggestion(*, mapping: Mapping, actor: Actor, rationale: str, reads: BulkReads) -> Mapping:
     """One acceptance of bulk_accept, in its transaction: `mapping` as read under its lock (no
     acceptance of a bulk accept changes another mapping), routed through a pass as decide_mapping is."""
@@ -362,7 +362,7 @@ def _accept_suggestion(*, mapping: Mapping, actor: Actor, rationale: str, reads:
                                in_bulk=True)
 
 
-@in_review_pass(lambda kwargs: kwargs["run"])
+@blind_decision(lambda kwargs: kwargs["run"])
 def undo_bulk_accept(*, run: Run, decisions: list[tuple[int, int]], actor: Actor, rationale: str) -> list[Mapping]:
     """Reopen exactly the mappings one bulk accept accepted, `decisions` being their (pk, version) as it
     left them, all or none in one transaction: each reopen is its `mapping.reopened` event. A mapping
@@ -405,7 +405,7 @@ def accepted_decisions_on(record: CanonicalRecord) -> list[Mapping]:
                 .exclude(relation=Mapping.Relation.NO_COUNTERPART).order_by("source", "pk"))
 
 
-@in_review_pass(lambda kwargs: kwargs["record"].run)
+@blind_decision(lambda kwargs: kwargs["record"].run)
 def reject_canonical_record(*, record: CanonicalRecord, rationale: str, actor: Actor,
                             acknowledged: set[int] | None = None) -> CanonicalRecord:
     """Take a canonical record out of the shared set; its ID is never given to another record.

@@ -13,6 +13,7 @@ from reviews.audit import Actor
 from .. import services
 from ..dispositions import mapping_name
 from ..forms import BulkAcceptForm
+from ..passes.entering import decides_in_review_pass
 from .context import _back_to_page
 
 # How many names a message lists before it says how many more.
@@ -31,6 +32,7 @@ def _names(mappings) -> str:
 
 @login_required
 @require_POST
+@decides_in_review_pass
 def bulk_accept(request, run_id: str):
     """Without `confirm`: the preview, how many and which rows it would accept. With it: accept exactly
     the previewed rows (those still open), and keep them in the session for the Undo."""
@@ -74,6 +76,7 @@ def bulk_accept(request, run_id: str):
 
 @login_required
 @require_POST
+@decides_in_review_pass
 def undo_bulk_accept(request, run_id: str):
     """Reopen exactly the decisions of the reviewer's last bulk accept on the run, as one step."""
     run = run_for(request, run_id, allowed=DECIDE, action="mapping.bulk_accept")
@@ -96,8 +99,3 @@ def undo_bulk_accept(request, run_id: str):
     messages.success(request, f"Undone: reopened {len(reopened)} suggestion{'s' if len(reopened) != 1 else ''} "
                               f"({_names(reopened)}).")
     return redirect(_back_to_page(run, request))
-
-
-# Decisions: with independent reviews, taken in the deciding reviewer's own pass (reconcile/passes/world.py).
-bulk_accept.in_pass_world = True
-undo_bulk_accept.in_pass_world = True

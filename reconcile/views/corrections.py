@@ -15,6 +15,7 @@ from reviews.audit import Actor
 
 from .. import services
 from ..models import CorrectionRequest
+from ..passes.entering import in_review_pass
 from ..services import corrections
 from ..diffs import NoSuchVersion, record_changes, version_diff, version_numbers, versions_to_compare
 from .rows import word_diff_html
@@ -40,6 +41,7 @@ def corrections_context(request, run, *, member: str = "") -> dict:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@in_review_pass
 def run_corrections(request, run_id: str):
     """GET: the run's correction requests (the member page loads one member's as a fragment, `?member=`).
     POST: raise one (reviewer)."""
@@ -103,6 +105,7 @@ def correction_action(request, run_id: str, correction_id: int, verb: str):
 
 @login_required
 @require_GET
+@in_review_pass
 def member_diff(request, run_id: str, role: str):
     """Two versions of a member side by side: records added, removed and changed, findings, answers."""
     run = run_for(request, run_id, allowed=READ_RUNS, action="read")

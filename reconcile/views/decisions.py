@@ -24,6 +24,7 @@ from .. import selectors
 from .. import services
 from ..forms import AmendmentDecisionForm, DecisionForm
 from ..models import AmendmentDecision, IssueDecision, Mapping
+from ..passes.entering import decides_in_review_pass
 from .context import STATEMENTS, _back_to_page, _kept_query, _swap_context
 from .rows import IssueRow, PairRow, _actions, _amendment_rows, _rows_of
 
@@ -101,6 +102,7 @@ def _redirect_after(request, run: Run, outcome: Outcome, anchor: str) -> HttpRes
 
 @login_required
 @require_POST
+@decides_in_review_pass
 def decide_mapping(request, run_id: str, mapping_id: int):
     run = run_for(request, run_id, allowed=DECIDE, action="mapping.decide")
     actor = Actor.for_request(request)
@@ -138,6 +140,7 @@ def _affected_rows(request, run: Run, mapping: Mapping) -> list[dict]:
 
 @login_required
 @require_POST
+@decides_in_review_pass
 def decide_issue(request, run_id: str, issue_id: int):
     run = run_for(request, run_id, allowed=DECIDE, action="issue.decide")
     actor = Actor.for_request(request)
@@ -183,6 +186,7 @@ def _mapping_rows_on_page(request, run: Run, mappings: list[Mapping]) -> list[di
 
 @login_required
 @require_POST
+@decides_in_review_pass
 def decide_amendment(request, run_id: str, amendment_id: int):
     """Accept, reject, carry into the Limitations, or reopen an amendment or unresolved conflict. A
     supersession is decided through its mappings: their rows on the page are redrawn too."""
@@ -208,9 +212,3 @@ def decide_amendment(request, run_id: str, amendment_id: int):
                                              origin_key__in={k for _, k in keys}))
     context = _swap_context(request, run) | {"row": row, "oob_rows": _mapping_rows_on_page(request, run, linked)}
     return render(request, "reconcile/run_reconcile.html#amendment-swap", context, status=outcome.status)
-
-
-# Decisions: with independent reviews, taken in the deciding reviewer's own pass (reconcile/passes/world.py).
-decide_mapping.in_pass_world = True
-decide_issue.in_pass_world = True
-decide_amendment.in_pass_world = True

@@ -13,11 +13,12 @@ from reviews.audit import Actor
 from reviews.models import MAX_REVIEWS_REQUIRED, Run
 from reviews.services import ReviewsRequiredRefused, decisions_taken, set_reviews_required
 
+from ..blind import consensus_made
 from ..models import AmendmentDecision, Conflict, IssueDecision, Mapping, ReviewPass
 from ..passes import consensus
 from ..passes.agreement import agreement
+from ..passes.entering import in_review_pass
 from ..passes.listing import passes_for
-from ..passes.world import consensus_made
 from ..services import ProposalError, StateConflict
 
 
@@ -49,6 +50,7 @@ def _panel_context(request, run: Run) -> dict:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@in_review_pass
 def run_reviews(request, run_id: str):
     """GET: the run page's independent reviews panel; POST `reviews_required`: change it (reviewer)."""
     if request.method == "POST":
@@ -107,6 +109,7 @@ def _item_links(run: Run, conflicts: list[Conflict]) -> dict[tuple[str, str], st
 
 
 @login_required
+@in_review_pass
 def run_conflicts(request, run_id: str):
     """The adjudication page: each conflict with every pass's decision and rationale side by side."""
     run = run_for(request, run_id)

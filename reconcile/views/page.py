@@ -29,6 +29,7 @@ from ..panels import blockers_context
 from ..diffs import stored_diffs
 from ..forms import BulkAcceptForm, PageFilterForm
 from ..models import CanonicalRecord, Decidable, Mapping
+from ..passes.entering import in_review_pass
 from .runs import counters_context
 from .context import (KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _targets_by_kind,
                       target_options)
@@ -254,6 +255,7 @@ def _issues_panel(request, run: Run, members, selected, scope: str) -> dict:
 
 @login_required
 @require_GET
+@in_review_pass
 def target_choices(request, run_id: str):
     """The target choices of one kind matching what the reviewer typed (`target`): a datalist's options."""
     run = run_for(request, run_id)
@@ -264,6 +266,7 @@ def target_choices(request, run_id: str):
 
 @login_required
 @require_GET
+@in_review_pass
 def run_reconcile(request, run_id: str):
     run = run_for(request, run_id)
     filters = PageFilterForm(request.GET)

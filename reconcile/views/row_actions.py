@@ -23,6 +23,7 @@ from .. import services
 from ..dispositions import mapping_name
 from ..forms import ProposeForm, RejectCanonicalForm
 from ..models import CanonicalRecord, Mapping
+from ..passes.entering import decides_in_review_pass, in_review_pass
 from .context import _back_to_page, _csrf_input, _kept_query, _swap_context, _targets_by_kind, target_options
 from .rows import _actions, _grouped, _rows_of
 
@@ -91,6 +92,7 @@ def _row_action_page(request, run: Run, context: dict) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@in_review_pass
 def propose_mapping(request, run_id: str, source: str):
     """Another mapping for one member record (GET: the form); the record's rows come back with the new one."""
     run = run_for(request, run_id, allowed=PROPOSE, action="mapping.propose")
@@ -137,6 +139,7 @@ def propose_mapping(request, run_id: str, source: str):
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@decides_in_review_pass
 def reject_canonical(request, run_id: str, canonical_id: int):
     """Take a canonical record out of the shared set (GET: the form), from a row that shows it; every
     row of the same member pointing at it is redrawn out of band."""
@@ -192,7 +195,3 @@ def reject_canonical(request, run_id: str, canonical_id: int):
         other.oob = True
     context = _swap_context(request, run) | {"row": row.display(), "oob_rows": [r.display() for r in others]}
     return render(request, "reconcile/run_reconcile.html#canonical-swap", context, status=status)
-
-
-# Decisions: with independent reviews, taken in the deciding reviewer's own pass (reconcile/passes/world.py).
-reject_canonical.in_pass_world = True

@@ -22,6 +22,7 @@ from ..blockers import kept_for_head, kept_for_heads, kept_standing
 from ..services import corrections
 from .context import _progress
 from ..models import AmendmentDecision, Decidable, IssueDecision, Mapping
+from ..passes.entering import in_review_pass
 
 
 RUNS_PER_PAGE = 50
@@ -111,6 +112,7 @@ def runs_list(request):
 
 @login_required
 @require_GET
+@in_review_pass
 def run_decision_progress(request, run_id: str):
     """The run's decision progress alone: the run page loads it (records does not import reconcile)."""
     run = run_for(request, run_id, allowed=READ_RUNS, action="read")
@@ -128,6 +130,7 @@ def counters_context(request, run: Run, *, kept: bool = False) -> dict:
 
 @login_required
 @require_GET
+@in_review_pass
 def run_counters(request, run_id: str):
     """The reconciliation page's counters alone, polled while the run's pipeline runs or a correction
     request waits for its answer (a sync after validation moves them)."""
@@ -137,6 +140,7 @@ def run_counters(request, run_id: str):
 
 @login_required
 @require_GET
+@in_review_pass
 def run_blockers(request, run_id: str):
     """Every blocker of a run in review, on a page of its own: the run page and the reconciliation page
     list the first few and link here for the rest (each links to its row)."""
@@ -148,6 +152,7 @@ def run_blockers(request, run_id: str):
 
 @login_required
 @require_GET
+@in_review_pass
 def member_mappings(request, run_id: str, role: str):
     """How many mappings the member's current records have, by state, and their dispositions: the
     member page loads it (records does not import reconcile; its own count is of mapping statements)."""

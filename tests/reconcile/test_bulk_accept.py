@@ -18,11 +18,13 @@ from hypothesis import strategies as st
 
 from reconcile import services
 from reconcile.models import CanonicalRecord, Mapping, ReviewPass
+from reconcile.passes.world import pass_world
 from reconcile.services.canonical_ids import _resolve_target, _resolver
 from reviews.audit import Actor
 from reviews.models import AuditEvent
 from reviews.services import set_reviews_required
 from tests.reconcile.page_factories import build_reconcile_run, make_run
+from tests.reconcile.pass_helpers import own_pass
 
 pytestmark = pytest.mark.django_db
 
@@ -132,10 +134,11 @@ def _head(run) -> int:
 
 
 def _one_by_one(run, actor) -> None:
-    """Each suggestion accepted alone, as bulk_accept accepts it (skipping what the services refuse)."""
+    """Each suggestion accepted alone, as bulk_accept accepts it (skipping what the services refuse); on a
+    run in independent review, in the actor's own pass, each as its own request."""
     for mapping in services.bulk_accept_candidates(run, 0.0):
         try:
-            services.decide_mapping(mapping=mapping, decision="accept", rationale="bulk", actor=actor,
+            own_pass(services.decide_mapping)(mapping=mapping, decision="accept", rationale="bulk", actor=actor,
                                     expected_version=mapping.version, check_coherence=False)
         except (services.StateConflict, services.ProposalError):
             continue
@@ -189,7 +192,8 @@ def test_a_bulk_accept_in_a_review_pass_records_the_pass_entries_accepting_each_
     set_reviews_required(run=run, count=2, actor=Actor.command("test"))
     shared = list(Mapping.objects.filter(run=run).order_by("pk").values_list("pk", "state", "target", "version"))
     with rolled_back():
-        accepted = services.bulk_accept(run=run, min_score=0.0, actor=Actor.for_user(user), rationale="bulk")
+        with pass_world(run, user):
+            accepted = services.bulk_accept(run=run, min_score=0.0, actor=Actor.for_user(user), rationale="bulk")
         in_bulk = _entries(run, user)
         decided = [e.after for e in AuditEvent.objects.filter(run=run, action="pass.decided")]
         # Nothing of the pass reached the shared rows.

@@ -21,6 +21,7 @@ from reviews.audit import Actor
 from reviews.models import AuditEvent
 from reviews.services import issue_token, set_reviews_required
 from tests.reconcile import test_coherence_properties as props
+from tests.reconcile.pass_helpers import decisions_in_own_pass
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +39,8 @@ def _as(actor, body):
     saved = props.REVIEWER
     props.REVIEWER = actor
     try:
-        body()
+        with decisions_in_own_pass(props):  # each decision in the actor's pass, as their requests take it
+            body()
     finally:
         props.REVIEWER = saved
 

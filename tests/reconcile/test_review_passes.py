@@ -12,11 +12,12 @@ from django.test import Client, TestCase
 from reconcile import services
 from reconcile.models import CanonicalRecord, Conflict, IssueDecision, Mapping, ReviewPass
 from reconcile.passes.consensus import PassNotFinished, settle_conflict, submit_pass
-from reconcile.passes.world import PassRefused
+from reconcile.passes.world import PassRefused, pass_world
 from results.services import ApprovalBlocked, approve_run
 from reviews.audit import Actor
 from reviews.models import AuditEvent
 from reviews.services import ReviewsRequiredRefused, issue_token, set_reviews_required
+from tests.reconcile.pass_helpers import decisions_in_own_pass, own_pass
 from tests.reconcile.test_coherence_properties import build_corpus_run, settle
 
 pytestmark = pytest.mark.django_db
@@ -49,13 +50,14 @@ def _decide_all(actor, *, reject_first_issue: bool = False, reject_mapping: int 
         run = Mapping.objects.first().run
         if reject_first_issue:
             first = services.current_issue_decisions(run).order_by("pk").first()
-            services.decide_issue(issue_decision=first, decision="reject", rationale="not an issue", actor=actor,
-                                  expected_version=first.version)
+            own_pass(services.decide_issue)(issue_decision=first, decision="reject", rationale="not an issue",
+                                            actor=actor, expected_version=first.version)
         if reject_mapping is not None:
             mapping = Mapping.objects.get(pk=reject_mapping)
-            services.decide_mapping(mapping=mapping, decision="reject", rationale="wrong place", actor=actor,
-                                    expected_version=mapping.version)
-        settle(run)
+            own_pass(services.decide_mapping)(mapping=mapping, decision="reject", rationale="wrong place",
+                                              actor=actor, expected_version=mapping.version)
+        with decisions_in_own_pass(props):
+            settle(run)
     finally:
         props.REVIEWER = saved
 
@@ -63,8 +65,8 @@ def _decide_all(actor, *, reject_first_issue: bool = False, reject_mapping: int 
 def _reject_one(run, actor):
     """One open mapping rejected in the actor's pass: the first decision of a review."""
     mapping = Mapping.objects.filter(run=run, state="proposed").order_by("pk").first()
-    return services.decide_mapping(mapping=mapping, decision="reject", rationale="no", actor=actor,
-                                   expected_version=mapping.version)
+    return own_pass(services.decide_mapping)(mapping=mapping, decision="reject", rationale="no", actor=actor,
+                                             expected_version=mapping.version)
 
 
 def test_with_one_review_nothing_changes(run_factory):
@@ -81,8 +83,9 @@ def test_a_pass_decides_blind_and_the_shared_rows_stay_undecided(two_reviews):
     run = two_reviews
     alice, as_alice = _reviewer("alice")
     mapping = Mapping.objects.filter(run=run, state="proposed").order_by("pk").first()
-    decided = services.decide_mapping(mapping=mapping, decision="reject", rationale="no", actor=as_alice,
-                                      expected_version=mapping.version)
+    with pass_world(run, alice):
+        decided = services.decide_mapping(mapping=mapping, decision="reject", rationale="no", actor=as_alice,
+                                          expected_version=mapping.version)
     assert decided.state == "rejected"  # what the pass sees
     assert Mapping.objects.get(pk=mapping.pk).state == "proposed"  # what everyone else sees
     review_pass = ReviewPass.objects.get(run=run, reviewer=alice)
@@ -90,11 +93,12 @@ def test_a_pass_decides_blind_and_the_shared_rows_stay_undecided(two_reviews):
     event = AuditEvent.objects.filter(run=run, action="pass.decided").get()
     assert event.after["pass"] == 1 and event.after["changes"][0]["state"] == "rejected"
     # The pass's own version moved on: deciding on the old one is stale, within the pass.
-    with pytest.raises(services.StaleVersion):
+    with pass_world(run, alice), pytest.raises(services.StaleVersion):
         services.decide_mapping(mapping=mapping, decision="reopen", rationale="", actor=as_alice,
                                 expected_version=mapping.version)
-    services.decide_mapping(mapping=mapping, decision="reopen", rationale="", actor=as_alice,
-                            expected_version=decided.version)
+    with pass_world(run, alice):
+        services.decide_mapping(mapping=mapping, decision="reopen", rationale="", actor=as_alice,
+                                expected_version=decided.version)
 
 
 def test_reviews_required_is_set_before_the_first_decision_only(two_reviews):
@@ -111,16 +115,16 @@ def test_a_third_reviewer_cannot_start_a_pass_and_a_submitted_one_takes_no_more(
     run = two_reviews
     _, as_alice = _reviewer("alice")
     _, as_bob = _reviewer("bob")
-    _, as_carol = _reviewer("carol")
+    carol, as_carol = _reviewer("carol")
     _decide_all(as_alice)
     first = Mapping.objects.filter(run=run).order_by("pk").first()
     _decide_all(as_bob)
-    with pytest.raises(PassRefused, match="alice and bob"):
+    with pass_world(run, carol), pytest.raises(PassRefused, match="alice and bob"):
         services.decide_mapping(mapping=first, decision="reject", rationale="x", actor=as_carol,
                                 expected_version=first.version)
     alice = get_user_model().objects.get(username="alice")
     submit_pass(run=run, reviewer=alice, actor=as_alice)
-    with pytest.raises(PassRefused, match="submitted"):
+    with pass_world(run, alice), pytest.raises(PassRefused, match="submitted"):
         services.decide_mapping(mapping=first, decision="reopen", rationale="x", actor=as_alice,
                                 expected_version=first.version + 5)
 
@@ -266,14 +270,15 @@ def test_the_bundle_waits_until_the_callers_own_review_is_submitted(two_reviews,
 
 def test_the_coherence_rules_hold_within_a_pass(two_reviews):
     run = two_reviews
-    _, as_alice = _reviewer("alice")
+    alice, as_alice = _reviewer("alice")
     record = CanonicalRecord.objects.filter(run=run, kind="OBJ", state="active").order_by("pk").first()
     source = Mapping.objects.filter(run=run, state="proposed", source__contains="-OBJ-").order_by("pk").first().source
     mapping, _ = services.propose_mapping(run=run, source=source, relation="part-of", target=record.canonical_id,
                                           actor=as_alice)
-    services.reject_canonical_record(record=record, rationale="not a real component", actor=as_alice)
+    with pass_world(run, alice):
+        services.reject_canonical_record(record=record, rationale="not a real component", actor=as_alice)
     assert CanonicalRecord.objects.get(pk=record.pk).state == "active"  # only in alice's pass
-    with pytest.raises((services.StateConflict, services.ProposalError), match="rejected"):
+    with pass_world(run, alice), pytest.raises((services.StateConflict, services.ProposalError), match="rejected"):
         services.decide_mapping(mapping=mapping, decision="accept", rationale="", actor=as_alice,
                                 expected_version=mapping.version)
 
