@@ -37,7 +37,7 @@ from .report import Failure
 
 AUDIT = "audit.json"
 GENESIS = "0" * 64
-_QUICK = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+QUICK = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
 CONTENT_FIELDS = ("seq", "actor", "action", "object_type", "object_id", "before", "after", "created_at",
                   "prev_hash")
 
@@ -50,7 +50,7 @@ class Trail:
     by_seq: dict[int, dict] = field(default_factory=dict)
 
 
-def _payload(run_id: str, event: dict) -> dict:
+def payload_of(run_id: str, event: dict) -> dict:
     payload = {name: event.get(name) for name in CONTENT_FIELDS}
     payload["run"] = run_id
     return payload
@@ -58,7 +58,7 @@ def _payload(run_id: str, event: dict) -> dict:
 
 def event_hash(run_id: str, event: dict) -> str:
     """The hash of the event's content, in the exact RFC 8785 form."""
-    return hashlib.sha256(event["prev_hash"].encode("ascii") + canonical(_payload(run_id, event))).hexdigest()
+    return hashlib.sha256(event["prev_hash"].encode("ascii") + canonical(payload_of(run_id, event))).hexdigest()
 
 
 def _refuse(value):
@@ -74,7 +74,7 @@ _STRINGS = {str}
 
 
 def _value(value) -> str:
-    return "".join(_C_ENCODE(value, 0)) if _C_ENCODE is not None else _QUICK.encode(value)
+    return "".join(_C_ENCODE(value, 0)) if _C_ENCODE is not None else QUICK.encode(value)
 
 
 def quick_form(run_json: str, event: dict) -> str:
@@ -85,7 +85,7 @@ def quick_form(run_json: str, event: dict) -> str:
     except KeyError:
         texts = ()
     if _C_ENCODE is None or type(event.get("seq")) is not int or set(map(type, texts)) != _STRINGS:
-        return _QUICK.encode(_payload(json.loads(run_json), event))
+        return QUICK.encode(payload_of(json.loads(run_json), event))
     action, actor, created_at, object_id, object_type, prev_hash = map(encode_basestring, texts)
     after, before = event.get("after"), event.get("before")
     return (f'{{"action":{action},"actor":{actor},"after":{"null" if after is None else _value(after)},'

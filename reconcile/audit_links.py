@@ -26,7 +26,7 @@ def _ids(events) -> list[int]:
     return [int(e.object_id) for e in events if str(e.object_id).isdigit()]
 
 
-def _mappings(run, events) -> dict:
+def mappings(run, events) -> dict:
     roles = dict(Mapping.objects.filter(run=run, pk__in=_ids(events))
                  .values_list("pk", "source_record__member_version__member__role"))
     # A mapping stated by a reconciliation or result has no member record: its row is under "statements".
@@ -104,7 +104,7 @@ def register_all() -> None:
     for object_type, resolver, namer in (
             ("canonical_record", _canonical_records, _canonical_names),
             ("integration_issue", _canonical_records, None),
-            ("mapping", _mappings, _mapping_names), ("issue_decision", _issue_decisions, _issue_names),
+            ("mapping", mappings, _mapping_names), ("issue_decision", _issue_decisions, _issue_names),
             ("amendment_decision", _amendments, _amendment_names),
             ("correction_request", lambda run, events: {}, _correction_names)):
         register(object_type, _or_page(resolver), namer)

@@ -12,7 +12,7 @@ SUPERSEDED_RE = re.compile(r"\s*" + _ID + r"\s+is\s+superseded\s+by\s+")
 _NEXT_ID_RE = re.compile(_ID + r"(?![A-Za-z0-9-])(?P<sep>,\s*(?:and\s+)?|\s+and\s+)?")
 
 
-def _relation_for(disposition: str, target: str, canonical_ids: set[str]) -> str:
+def relation_for(disposition: str, target: str, canonical_ids: set[str]) -> str:
     words = disposition.lower()
     # "counterpart" contains "part": a record with no counterpart (or no record on the right) is never part-of.
     if not target or any(w in words for w in ("no counterpart", "no-counterpart", "no record")):

@@ -47,7 +47,7 @@ def cohens_kappa(first: list[str], second: list[str]) -> float | None:
     return None if chance == 0 else float(1 - np.sum(disagreeing * confusion) / chance)
 
 
-def _figures(columns: list[list[str]]) -> dict[str, Any]:
+def figures_of(columns: list[list[str]]) -> dict[str, Any]:
     """columns: one list per item, a value per pass."""
     items = len(columns)
     agreements = sum(1 for values in columns if len(set(values)) == 1)
@@ -85,6 +85,6 @@ def agreement(run: Run) -> dict[str, Any]:
         if all(key in p.decisions for p in passes):
             columns[key.split(":", 1)[0]].append([_value(p.decisions[key]) for p in passes])
     return {"reviews_required": run.reviews_required, "passes": shown, "complete": True,
-            "kinds": {kind: {"name": KIND_NAMES[kind], **_figures(values)} for kind, values in columns.items()
+            "kinds": {kind: {"name": KIND_NAMES[kind], **figures_of(values)} for kind, values in columns.items()
                       if values},
-            "overall": _figures([values for kind in KINDS for values in columns[kind]])}
+            "overall": figures_of([values for kind in KINDS for values in columns[kind]])}

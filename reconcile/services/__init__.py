@@ -23,7 +23,7 @@ from .amendments import (
     CARRIED, DECIDED_STATES, STATING_ORIGINS, amendment_sha256, current_amendment_decisions, stated_paragraphs,
     supersession_keys,
 )
-from .canonical_ids import _next_number, accepted_targets, canonical_id_for, resolve_stated_id
+from .canonical_ids import next_number, accepted_targets, canonical_id_for, resolve_stated_id
 from .coherence import IncoherentDecision
 from .decisions import (
     DecisionsPointAtIt, accepted_decisions_on, bulk_accept, bulk_accept_candidates, bulk_accept_suggestions, current_issue_decisions, decide_amendment, decide_issue, decide_mapping,
@@ -35,7 +35,7 @@ from ..errors import (
 from .mappings import current_declaration, propose_mapping
 from .revisions import NotRevisable, next_run_id, revise_run
 from .snapshots import amendment_snapshot, canonical_snapshot, issue_snapshot, mapping_snapshot
-from ..statements import _relation_for, statement_key, superseded_pairs
+from ..statements import relation_for, statement_key, superseded_pairs
 from .summary import SyncSummary
 from .sync import WITHDRAWN_RE, sync_run
 from ..vocabulary import (

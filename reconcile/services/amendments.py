@@ -12,8 +12,8 @@ from reviews.audit import Actor, record_event
 from reviews.models import Run
 
 from ..models import AmendmentDecision, Mapping
-from .canonical_ids import _insert_once
-from .mappings import _mark_mapping_stale
+from .canonical_ids import insert_once
+from .mappings import mark_mapping_stale
 from .snapshots import amendment_snapshot
 from ..paragraphs import STATING_ORIGINS, amendment_sha256, stated_paragraphs, supersession_keys
 from ..vocabulary import State
@@ -30,7 +30,7 @@ def current_amendment_decisions(run: Run):
     return AmendmentDecision.objects.filter(run=run, member_version__member__current_version=F("member_version"))
 
 
-def _linked_mappings(run: Run, amendment: AmendmentDecision) -> list[Mapping]:
+def linked_mappings(run: Run, amendment: AmendmentDecision) -> list[Mapping]:
     """The supersedes mappings that decide `amendment` (in the order it states them); [] for any other."""
     keys = supersession_keys(amendment.member_version.member.role, amendment.kind, amendment.text)
     if not keys:
@@ -83,7 +83,7 @@ def _follow(amendment: AmendmentDecision, mappings: list[Mapping], *, keep_stale
     return decision_changed
 
 
-def _follow_decided_mapping(run: Run, mapping: Mapping) -> list[dict[str, Any]]:
+def follow_decided_mapping(run: Run, mapping: Mapping) -> list[dict[str, Any]]:
     """After a reviewer decided `mapping`, the current amendments it decides follow it; returns what
     changed, for the mapping's own audit event (the one event of that decision)."""
     role = {origin: role for role, origin in STATING_ORIGINS.items()}.get(mapping.origin)
@@ -96,7 +96,7 @@ def _follow_decided_mapping(run: Run, mapping: Mapping) -> list[dict[str, Any]]:
     for row in rows:
         if (mapping.origin, mapping.origin_key) not in supersession_keys(role, row.kind, row.text):
             continue
-        if _follow(row, _linked_mappings(run, row), keep_stale=False):
+        if _follow(row, linked_mappings(run, row), keep_stale=False):
             followed.append({"amendment": row.pk, "state": row.state, "version": row.version})
     return followed
 
@@ -108,7 +108,7 @@ def _move_amendment(row: AmendmentDecision, version: MemberVersion, index: int, 
     row.content_sha256 = amendment_sha256(row.kind, row.text)
 
 
-def _sync_amendments(run: Run, versions: dict[str, MemberVersion], summary: SyncSummary, actor: Actor) -> None:
+def sync_amendments(run: Run, versions: dict[str, MemberVersion], summary: SyncSummary, actor: Actor) -> None:
     """One decision per `Amendment:` / `Unresolved conflict:` paragraph of each current member version,
     made once. A re-upload moves decisions to the new version as issue decisions move: an unchanged
     paragraph (same content hash) keeps its decision; one changed in place (same position) brings its
@@ -159,9 +159,9 @@ def _sync_amendments(run: Run, versions: dict[str, MemberVersion], summary: Sync
                                                           "reason": "paragraph changed" if index else "paragraph removed"})
             if index is not None:
                 # The changed paragraph's supersession is decided anew: its decided mappings go stale with it.
-                for mapping in _linked_mappings(run, row):
+                for mapping in linked_mappings(run, row):
                     if mapping.state in (State.ACCEPTED, State.REJECTED):
-                        _mark_mapping_stale(run, mapping, actor, summary,
+                        mark_mapping_stale(run, mapping, actor, summary,
                                             f"amendment at line {row.line} of the {role} report changed")
         for index, paragraph in sorted(paragraphs.items()):
             if index in taken:
@@ -170,7 +170,7 @@ def _sync_amendments(run: Run, versions: dict[str, MemberVersion], summary: Sync
                                         text=paragraph["text"], line=paragraph["line"],
                                         references=list(paragraph.get("references") or []),
                                         content_sha256=amendment_sha256(paragraph["kind"], paragraph["text"]))
-            if _insert_once(created):
+            if insert_once(created):
                 summary.amendment_decisions_created += 1
     _follow_mappings(run, summary, actor)
 
@@ -182,7 +182,7 @@ def _follow_mappings(run: Run, summary: SyncSummary, actor: Actor) -> None:
             .select_related("member_version__member").order_by("pk"))
     for row in rows:
         before = amendment_snapshot(row)
-        if not _follow(row, _linked_mappings(run, row), keep_stale=True):
+        if not _follow(row, linked_mappings(run, row), keep_stale=True):
             continue
         became_stale = row.state == State.STALE
         if became_stale:

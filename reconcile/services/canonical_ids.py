@@ -24,7 +24,7 @@ def canonical_id_for(record_id: str) -> tuple[str, int | None]:
     return record_id, None
 
 
-def _kind_of(record_id: str) -> str:
+def kind_of(record_id: str) -> str:
     parsed = parse_id(record_id)
     return parsed[1] if parsed else ""
 
@@ -54,14 +54,14 @@ def accepted_targets(mappings) -> dict[str, str]:
     return targets
 
 
-def _resolver(run: Run):
+def resolver(run: Run):
     canonical_ids = set(CanonicalRecord.objects.filter(run=run).values_list("canonical_id", flat=True))
     accepted = accepted_targets(Mapping.objects.filter(run=run, state=State.ACCEPTED).only(
         "pk", "source", "relation", "target", "state"))
     return lambda stated: resolve_stated_id(stated, canonical_ids, accepted)
 
 
-def _resolve_target(run: Run, target: str) -> str:
+def resolve_target(run: Run, target: str) -> str:
     """`_resolver(run)(target)`, reading only what `resolve_stated_id` can consult for this one target
     (see `resolve_one`). Every acceptance resolves its target: reading the whole run's canonical IDs
     and accepted mappings here, as `_resolver` does, made a bulk accept quadratic in the run."""
@@ -89,7 +89,7 @@ def resolve_one(target: str, existing: Callable[[set[str]], set[str]],
     return resolve_stated_id(target, canonical_ids, accepted_targets(accepted_from(target)))
 
 
-def _insert_once(row) -> bool:
+def insert_once(row) -> bool:
     """Insert `row`; False when a unique constraint says it (or what it stands for) exists already."""
     try:
         with transaction.atomic():
@@ -99,7 +99,7 @@ def _insert_once(row) -> bool:
     return True
 
 
-def _insert_all(rows: list) -> list[bool]:
+def insert_all(rows: list) -> list[bool]:
     """Insert `rows` of one model in one statement; when a unique constraint refuses the batch, fall back
     to `_insert_once` row by row. Returns, per row, whether it was inserted (as `_insert_once` would)."""
     if not rows:
@@ -111,16 +111,16 @@ def _insert_all(rows: list) -> list[bool]:
         for row in rows:  # the batch rolled back: insert each afresh
             row.pk = None
             row._state.adding = True
-        return [_insert_once(row) for row in rows]
+        return [insert_once(row) for row in rows]
     return [True] * len(rows)
 
 
-def _raise_counter(run: Run, kind: str, number: int) -> None:
+def raise_counter(run: Run, kind: str, number: int) -> None:
     counter, _ = KindCounter.objects.get_or_create(run=run, kind=kind)
     KindCounter.objects.filter(pk=counter.pk, last_number__lt=number).update(last_number=number)
 
 
-def _next_number(run: Run, kind: str) -> int:
+def next_number(run: Run, kind: str) -> int:
     """The next canonical number of a kind: above every number ever allocated (never reused)."""
     KindCounter.objects.get_or_create(run=run, kind=kind)
     counter = KindCounter.objects.select_for_update().get(run=run, kind=kind)

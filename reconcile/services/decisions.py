@@ -12,13 +12,13 @@ from reviews.audit import Actor, appending, record_event
 from reviews.models import Run
 
 from ..models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
-from .amendments import CARRIED, DECIDED_STATES, _follow_decided_mapping, _linked_mappings, current_amendment_decisions
+from .amendments import CARRIED, DECIDED_STATES, follow_decided_mapping, linked_mappings, current_amendment_decisions
 from .acceptance import BulkReads, DecisionReads
-from .canonical_ids import _kind_of
+from .canonical_ids import kind_of
 from .coherence import refuse_incoherent
 from ..blind import blind_decision
 from ..errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
-from .mappings import _allocate, _check_target, _ensure_open, current_declaration
+from .mappings import allocate, check_target, ensure_open, current_declaration
 from ..dispositions import mapping_name
 from .snapshots import amendment_snapshot, canonical_snapshot, issue_snapshot, mapping_snapshot
 from ..vocabulary import ACCEPT, AMENDMENT_DECISIONS, CARRY, DECISIONS, REJECT, REOPEN, State
@@ -118,7 +118,7 @@ def decide_mapping(*, mapping: Mapping, decision: str, rationale: str, actor: Ac
     rationale = _check_decision(decision, rationale)
     run = mapping.run
     with transaction.atomic():
-        _ensure_open(run)
+        ensure_open(run)
         current, new_state = _read_for_decision(Mapping, mapping.pk, expected_version, decision)
         return _decide_mapping(run, current, new_state, decision, rationale, actor, expected_version,
                                target=(target or "").strip(), check_coherence=check_coherence,
@@ -143,7 +143,7 @@ def _decide_mapping(run: Run, current: Mapping, new_state: str, decision: str, r
             chosen = reads.resolve(chosen)
             if chosen and reads.canonical(chosen) is None and current_declaration(run, chosen) is not None:
                 raise TargetNotSettled(chosen)
-        _check_target(run, source=current.source, kind=record.kind if record else _kind_of(current.source),
+        check_target(run, source=current.source, kind=record.kind if record else kind_of(current.source),
                       relation=current.relation, target=chosen, allow_own=True, canonical=reads.canonical)
         # One place per record (DESIGN §5): a second accepted mapping, of any relation, would
         # state two places for it in the result.
@@ -166,7 +166,7 @@ def _decide_mapping(run: Run, current: Mapping, new_state: str, decision: str, r
         raise InvalidDecision(f"Another open mapping proposes {item_name(current)} again; "
                               f"decide that one instead") from None
     if decision == ACCEPT and current.relation == Mapping.Relation.NEW:
-        canonical, created = _allocate(run, current, values["target"])
+        canonical, created = allocate(run, current, values["target"])
         Mapping.objects.filter(pk=current.pk).update(target=canonical.canonical_id)
         values["target"] = canonical.canonical_id
         extra = {"canonical_id": canonical.canonical_id, "canonical_created": created}
@@ -183,7 +183,7 @@ def _decide_mapping(run: Run, current: Mapping, new_state: str, decision: str, r
         refuse_incoherent(run, f"mapping:{current.pk}")
     result = _as_claimed(current, expected_version, values) if in_bulk else _fresh(Mapping, current.pk)
     # A supersession amendment follows its mapping; this event is the decision of both.
-    followed = _follow_decided_mapping(run, result)
+    followed = follow_decided_mapping(run, result)
     if followed:
         extra = extra | {"amendments": followed}
     record_event(run=run, actor=actor, action=_DECIDED["mapping"][decision], object_type="mapping",
@@ -238,7 +238,7 @@ def decide_issue(*, issue_decision: IssueDecision, decision: str, rationale: str
     rationale = _check_decision(decision, rationale)
     run = issue_decision.run
     with transaction.atomic():
-        _ensure_open(run)
+        ensure_open(run)
         current, new_state = _read_for_decision(IssueDecision, issue_decision.pk, expected_version, decision)
         before = issue_snapshot(current)
         return _settle(IssueDecision, current, expected_version, new_state, decision, rationale, actor,
@@ -266,7 +266,7 @@ def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: 
     rationale = _check_decision(decision, rationale, allowed=AMENDMENT_DECISIONS)
     run = amendment.run
     with transaction.atomic():
-        _ensure_open(run)
+        ensure_open(run)
         current = _fresh(AmendmentDecision, amendment.pk)
         if expected_version is None or current.version != expected_version:
             raise StaleVersion(current)
@@ -274,7 +274,7 @@ def decide_amendment(*, amendment: AmendmentDecision, decision: str, rationale: 
         if member.current_version_id != current.member_version_id:
             raise InvalidDecision(f"{_upper_first(item_name(current))} is not in the current {member.role} report; "
                                   f"a later version replaced it")
-        mappings = _linked_mappings(run, current)
+        mappings = linked_mappings(run, current)
         if mappings:
             return _decide_supersession(current, mappings, decision, rationale, actor, check_coherence)
         new_state = _check_transition(current, decision)
@@ -331,7 +331,7 @@ def bulk_accept(*, run: Run, min_score: float, actor: Actor, rationale: str,
     suggestion do not grow with the run."""
     rationale = _check_decision(ACCEPT, rationale)
     with transaction.atomic():
-        locked = _ensure_open(run)
+        locked = ensure_open(run)
         pending = bulk_accept_candidates(run, min_score)
         if only is not None:
             pending = pending.filter(pk__in=only)
@@ -369,7 +369,7 @@ def undo_bulk_accept(*, run: Run, decisions: list[tuple[int, int]], actor: Actor
     anyone changed since is not the bulk accept's decision any more: StaleVersion, nothing undone."""
     rationale = (rationale or "").strip() or "Undo of a bulk accept."
     with transaction.atomic():
-        _ensure_open(run)
+        ensure_open(run)
         found = {m.pk: m for m in Mapping.objects.filter(run=run, pk__in=[pk for pk, _ in decisions])
                  .select_related("source_record__member_version__member")}
         reopened = []
@@ -416,7 +416,7 @@ def reject_canonical_record(*, record: CanonicalRecord, rationale: str, actor: A
     if not rationale:
         raise ProposalError("rejecting a canonical record needs a rationale", "rationale")
     with transaction.atomic():
-        _ensure_open(record.run)
+        ensure_open(record.run)
         if acknowledged is not None:
             dependents = accepted_decisions_on(record)
             if any(m.pk not in acknowledged for m in dependents):

@@ -11,7 +11,7 @@ from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
 
 from ..models import CanonicalRecord, Mapping
-from .canonical_ids import _insert_once, _kind_of, _next_number, _raise_counter, _resolve_target
+from .canonical_ids import insert_once, kind_of, next_number, raise_counter, resolve_target
 from ..errors import ProposalError, RunFinal, RunLocked
 from .snapshots import mapping_snapshot
 from ..vocabulary import LOCKED_STATUSES, State
@@ -19,7 +19,7 @@ from .summary import SyncSummary
 
 
 
-def _ensure_open(run: Run) -> Run:
+def ensure_open(run: Run) -> Run:
     """Take the run's row lock (first, as every writer of a run does: see reviews.audit.lock_run) and
     refuse while the run is approved or later; return the locked row. Holding it also keeps approval
     from slipping in between a decision's check and its write."""
@@ -39,7 +39,7 @@ def current_declaration(run: Run, record_id: str) -> Record | None:
             .select_related("member_version__member").first())
 
 
-def _check_target(run: Run, *, source: str, kind: str, relation: str, target: str,
+def check_target(run: Run, *, source: str, kind: str, relation: str, target: str,
                   allow_own: bool = False, canonical=None) -> None:
     """Raise ProposalError unless `target` suits `relation` for a source of `kind`. `canonical(id)`, when
     given, reads the run's canonical record `id` (or None), as the query here would."""
@@ -70,7 +70,7 @@ def _check_target(run: Run, *, source: str, kind: str, relation: str, target: st
             raise ProposalError(f"{target} is already taken{state}; give a free ID or leave target empty", "target")
         return
     if existing is None:
-        resolved = _resolve_target(run, target)
+        resolved = resolve_target(run, target)
         hint = f"; did you mean {resolved}?" if resolved != target else ""
         raise ProposalError(f"{target} is not a canonical record of run {run.run_id}{hint}", "target")
     if existing.state == CanonicalRecord.State.REJECTED:
@@ -96,14 +96,14 @@ def propose_mapping(*, run: Run, source: str, relation: str, target: str | None,
     target = (target or "").strip()
     if relation not in Mapping.Relation.values:
         raise ProposalError(f"relation must be one of {', '.join(Mapping.Relation.values)}", "relation")
-    if parse_id(source) is None or _kind_of(source) == "SRC":
+    if parse_id(source) is None or kind_of(source) == "SRC":
         raise ProposalError(f"source {source!r} is not a record ID (e.g. MEM-OBJ-1)", "source")
     with transaction.atomic():
-        _ensure_open(run)
+        ensure_open(run)
         record = current_declaration(run, source)
         if record is None and not Mapping.objects.filter(run=run, origin=Mapping.Origin.RESULT, source=source).exists():
             raise ProposalError(f"{source} is not declared by a current member report of run {run.run_id}", "source")
-        _check_target(run, source=source, kind=record.kind if record else _kind_of(source), relation=relation,
+        check_target(run, source=source, kind=record.kind if record else kind_of(source), relation=relation,
                       target=target)
         existing = _open_proposal(run, source, relation, target)
         if existing is not None:
@@ -123,7 +123,7 @@ def propose_mapping(*, run: Run, source: str, relation: str, target: str | None,
         return mapping, True
 
 
-def _mark_mapping_stale(run: Run, mapping: Mapping, actor: Actor, summary: SyncSummary, reason: str) -> None:
+def mark_mapping_stale(run: Run, mapping: Mapping, actor: Actor, summary: SyncSummary, reason: str) -> None:
     before = {"state": mapping.state, "target": mapping.target}
     mapping.state, mapping.version = State.STALE, mapping.version + 1
     mapping.save(update_fields=["state", "version"])
@@ -132,10 +132,10 @@ def _mark_mapping_stale(run: Run, mapping: Mapping, actor: Actor, summary: SyncS
                  before=before, after={"state": State.STALE, "reason": reason})
 
 
-def _allocate(run: Run, mapping: Mapping, explicit: str) -> tuple[CanonicalRecord, bool]:
+def allocate(run: Run, mapping: Mapping, explicit: str) -> tuple[CanonicalRecord, bool]:
     """The canonical record an accepted `new` mapping enters as: (record, created)."""
     record = mapping.source_record
-    kind = record.kind if record else _kind_of(mapping.source)
+    kind = record.kind if record else kind_of(mapping.source)
     label, text = (record.label, record.text) if record else ("", "")
     if explicit:
         existing = CanonicalRecord.objects.filter(run=run, canonical_id=explicit).first()
@@ -151,9 +151,9 @@ def _allocate(run: Run, mapping: Mapping, explicit: str) -> tuple[CanonicalRecor
         tail = parse_id(explicit)[2]
         number = int(tail) if tail.isdigit() else None
         if number is not None:
-            _raise_counter(run, kind, number)
+            raise_counter(run, kind, number)
     elif parse_id(mapping.source) and parse_id(mapping.source)[2].isdigit():
-        number = _next_number(run, kind)
+        number = next_number(run, kind)
         canonical_id = f"{kind}-{number}"
     else:
         canonical_id, number = mapping.source, None
@@ -162,6 +162,6 @@ def _allocate(run: Run, mapping: Mapping, explicit: str) -> tuple[CanonicalRecor
                                 f"or give the new record another ID", "target")
     created = CanonicalRecord(run=run, canonical_id=canonical_id, kind=kind, number=number, label=label, text=text,
                               origin=CanonicalRecord.Origin.MAPPING, source_record_id=mapping.source)
-    if not _insert_once(created):
+    if not insert_once(created):
         raise ProposalError(f"{canonical_id} is already taken; give a free ID", "target")
     return created, True

@@ -15,13 +15,13 @@ from reviews.models import Run
 
 from .. import suggestions
 from ..models import CanonicalRecord, IssueDecision, Mapping
-from .amendments import _sync_amendments
+from .amendments import sync_amendments
 from .corrections import raise_from_verification
 from .summary import SyncSummary
-from .canonical_ids import _insert_all, _raise_counter, _resolver, canonical_id_for
-from .mappings import _mark_mapping_stale
+from .canonical_ids import insert_all, raise_counter, resolver, canonical_id_for
+from .mappings import mark_mapping_stale
 from .snapshots import canonical_snapshot, issue_snapshot
-from ..statements import _relation_for, statement_key, superseded_pairs
+from ..statements import relation_for, statement_key, superseded_pairs
 from ..vocabulary import APP_PROPOSER, LOCKED_STATUSES, READY_STATUSES, SEEDING_ROLES, State
 
 
@@ -49,7 +49,7 @@ def sync_run(*, run: Run, actor: Actor) -> SyncSummary:
         _carry_over_mappings(locked, versions, summary, actor)
         _carry_over_issues(locked, versions, summary, actor)
         _statement_mappings(locked, versions, summary)
-        _sync_amendments(locked, versions, summary, actor)
+        sync_amendments(locked, versions, summary, actor)
         for version in versions.values():  # a verification's Blockers become requests to the members they name
             summary.corrections_raised += len(raise_from_verification(run=locked, version=version, actor=actor))
         _suggest_mappings(locked, versions, summary)
@@ -114,14 +114,14 @@ def _seed_canonical(run: Run, versions: dict[str, MemberVersion], summary: SyncS
                 summary.canonical_updated += 1
         elif current.source_record_id != record.record_id and f"{canonical_id} from {record.record_id}" not in summary.conflicts:
             summary.conflicts.append(f"{canonical_id} from {record.record_id}: already held by {current.source_record_id or current.origin}")
-    for (created, record), inserted in zip(fresh, _insert_all([created for created, _record in fresh])):
+    for (created, record), inserted in zip(fresh, insert_all([created for created, _record in fresh])):
         if inserted:
             summary.canonical_created += 1
         else:
             del existing[created.canonical_id]
             summary.conflicts.append(f"{created.canonical_id} from {record.record_id}: number already allocated")
     for kind, number in sorted(top.items()):
-        _raise_counter(run, kind, number)
+        raise_counter(run, kind, number)
     declared = {(origin, record.record_id) for origin, record in seeds}
     for current in existing.values():
         version = seeding.get(current.origin)
@@ -143,7 +143,7 @@ def _withdraw(run: Run, record: CanonicalRecord, reason: str, version: MemberVer
                  object_id=record.canonical_id, before=before,
                  after=canonical_snapshot(record) | {"member_sha256": version.sha256, "member_version": version.version})
     for mapping in Mapping.objects.filter(run=run, target=record.canonical_id, state=State.ACCEPTED).order_by("pk"):
-        _mark_mapping_stale(run, mapping, actor, summary, f"target {record.canonical_id} {reason}")
+        mark_mapping_stale(run, mapping, actor, summary, f"target {record.canonical_id} {reason}")
 
 
 def _declarations_of(versions: dict[str, MemberVersion]) -> dict[tuple[int, str], Record]:
@@ -256,7 +256,7 @@ def _statement_mappings(run: Run, versions: dict[str, MemberVersion], summary: S
         report = parse_cache.version_report(version)  # the parse task's report, not a second parse
         stated: list[tuple[str, str, str, str]] = []
         for statement in report.mappings:
-            relation = _relation_for(statement.disposition, statement.target, canonical_ids)
+            relation = relation_for(statement.disposition, statement.target, canonical_ids)
             target = "" if relation == Mapping.Relation.NO_COUNTERPART else statement.target
             stated.append((statement.source, relation, target,
                            f"{role} line {statement.line}: {statement.source} → {statement.target or '∅'}"
@@ -271,7 +271,7 @@ def _statement_mappings(run: Run, versions: dict[str, MemberVersion], summary: S
             continue
         if declared is None:
             declared = {record_id: record for (_member, record_id), record in _declarations_of(versions).items()}
-            resolve = _resolver(run)
+            resolve = resolver(run)
         for source, relation, target, reason in stated:
             resolved = resolve(target)
             wanted.append(Mapping(
@@ -289,7 +289,7 @@ def _statement_mappings(run: Run, versions: dict[str, MemberVersion], summary: S
             continue
         have.add((mapping.origin, mapping.origin_key))
         new.append(mapping)
-    summary.mappings_created += sum(_insert_all(new))
+    summary.mappings_created += sum(insert_all(new))
 
 
 def _suggest_mappings(run: Run, versions: dict[str, MemberVersion], summary: SyncSummary) -> None:
@@ -319,7 +319,7 @@ def _suggest_mappings(run: Run, versions: dict[str, MemberVersion], summary: Syn
         made.append(Mapping(run=run, source=record.record_id, source_record=record, relation=suggestion.relation,
                             target=suggestion.target, origin=Mapping.Origin.SUGGESTED, score=suggestion.score,
                             reason=suggestion.reason, proposed_by=APP_PROPOSER, origin_key=record.record_id))
-    summary.suggestions_created += sum(_insert_all(made))
+    summary.suggestions_created += sum(insert_all(made))
 
 
 def _create_issue_decisions(run: Run, versions: dict[str, MemberVersion], summary: SyncSummary) -> None:

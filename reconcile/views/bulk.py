@@ -14,7 +14,7 @@ from .. import services
 from ..dispositions import mapping_name
 from ..forms import BulkAcceptForm
 from ..passes.entering import decides_in_review_pass
-from .context import _back_to_page
+from .context import back_to_page
 
 # How many names a message lists before it says how many more.
 NAMED = 5
@@ -40,28 +40,28 @@ def bulk_accept(request, run_id: str):
     form = BulkAcceptForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Bulk accept needs a minimum score between 0 and 1.")
-        return redirect(_back_to_page(run, request))
+        return redirect(back_to_page(run, request))
     min_score = form.cleaned_data["min_score"]
     if not request.POST.get("confirm"):
         if run.status in services.LOCKED_STATUSES:
             # The same refusal the acceptance would give, before the reviewer checks a list for nothing.
             messages.error(request, f"run {run.run_id} is {run.status}: reopen it before changing its "
                                     f"reconciliation")
-            return redirect(_back_to_page(run, request))
+            return redirect(back_to_page(run, request))
         candidates = list(services.bulk_accept_candidates(run, min_score))
         rows = [{"pk": m.pk, "name": mapping_name(m.source, m.relation, m.target), "score": f"{m.score:.2f}",
                  "member": m.source_record.member_version.member.role if m.source_record else "statements",
                  "label": m.source_record.label if m.source_record else ""} for m in candidates]
         return render(request, "reconcile/bulk_preview.html", {
             "run": run, "rows": rows, "min_score": f"{min_score:.2f}", "rationale": form.cleaned_data["rationale"],
-            "back": _back_to_page(run, request), "query": request.GET.urlencode()})
+            "back": back_to_page(run, request), "query": request.GET.urlencode()})
     only = [int(pk) for pk in request.POST.getlist("mapping") if pk.isdigit()]
     try:
         accepted = services.bulk_accept(run=run, min_score=min_score, actor=Actor.for_request(request),
                                         rationale=form.rationale_or_default(), only=only)
     except (services.StateConflict, services.ProposalError) as error:
         messages.error(request, str(error))
-        return redirect(_back_to_page(run, request))
+        return redirect(back_to_page(run, request))
     count = len(accepted)
     if accepted:
         request.session[undo_key(run)] = {"decisions": [[m.pk, m.version] for m in accepted],
@@ -71,7 +71,7 @@ def bulk_accept(request, run_id: str):
                               f"{min_score:.2f}" + (f": {_names(accepted)}" if accepted else "") + "."
                      + (f" {skipped} of the previewed rows had changed meanwhile and were left as they are."
                         if skipped > 0 else ""))
-    return redirect(_back_to_page(run, request))
+    return redirect(back_to_page(run, request))
 
 
 @login_required
@@ -83,7 +83,7 @@ def undo_bulk_accept(request, run_id: str):
     last = request.session.get(undo_key(run))
     if not last:
         messages.error(request, "There is no bulk accept of yours on this run to undo.")
-        return redirect(_back_to_page(run, request))
+        return redirect(back_to_page(run, request))
     try:
         reopened = services.undo_bulk_accept(
             run=run, decisions=[(pk, version) for pk, version in last["decisions"]], actor=Actor.for_request(request),
@@ -91,11 +91,11 @@ def undo_bulk_accept(request, run_id: str):
     except services.StaleVersion as error:
         messages.error(request, f"Not undone: {error}. Reopen the others row by row.")
         request.session.pop(undo_key(run), None)
-        return redirect(_back_to_page(run, request))
+        return redirect(back_to_page(run, request))
     except services.StateConflict as error:
         messages.error(request, f"Not undone: {error}")
-        return redirect(_back_to_page(run, request))
+        return redirect(back_to_page(run, request))
     request.session.pop(undo_key(run), None)
     messages.success(request, f"Undone: reopened {len(reopened)} suggestion{'s' if len(reopened) != 1 else ''} "
                               f"({_names(reopened)}).")
-    return redirect(_back_to_page(run, request))
+    return redirect(back_to_page(run, request))

@@ -25,13 +25,13 @@ STATEMENTS = "statements"
 KEPT_FILTERS = ("member", "kind", "show", "issues")
 
 
-def _csrf_input(request) -> SafeString:
+def csrf_input_tag(request) -> SafeString:
     """The hidden CSRF field of every row's form, rendered once per response: `{% csrf_token %}`
     in the row template cost 20 µs a row, a fifth of the row's rendering."""
     return format_html('<input type="hidden" name="csrfmiddlewaretoken" value="{}">', get_token(request))
 
 
-def _progress(run: Run) -> dict:
+def progress_of(run: Run) -> dict:
     """The page's counters of what is left to decide, flattened from services.decision_progress."""
     progress = services.decision_progress(run)
     mappings, issues, amendments = progress["mappings"], progress["issues"], progress["amendments"]
@@ -55,7 +55,7 @@ def _run_now(request, run: Run) -> Run:
     return now
 
 
-def _standing_for(request, run: Run) -> dispositions.Standing:
+def standing_for(request, run: Run) -> dispositions.Standing:
     """The run's standing, read once per response: the rows, the out-of-band rows and the blockers of
     one answer to a decision all show the same state (read after the decision's service returned). Kept
     for the chain head the decision left (`blockers.kept_standing`), so the page view that follows the
@@ -67,7 +67,7 @@ def _standing_for(request, run: Run) -> dispositions.Standing:
     return cached[1]
 
 
-def _controls(request, run: Run) -> dict:
+def controls_of(request, run: Run) -> dict:
     """Which controls the page offers: only what the user may do, and nothing on a final run, whose
     decisions are closed for good (DESIGN §3; the services refuse it too, 409 run_final)."""
     final = run.status == Run.Status.FINAL
@@ -83,7 +83,7 @@ def _controls(request, run: Run) -> dict:
 
 
 
-def _targets_by_kind(active, kinds: list[str]) -> dict[str, list[tuple[str, str]]]:
+def targets_by_kind(active, kinds: list[str]) -> dict[str, list[tuple[str, str]]]:
     """kind → [(canonical ID, label)] of the active canonical records (`selectors.active_targets`): a
     target choice names both."""
     targets = {k: [] for k in kinds}
@@ -103,21 +103,21 @@ def target_options(targets) -> SafeString:
         for i, label in targets))
 
 
-def _kept_query(params) -> str:
+def kept_query(params) -> str:
     kept = {name: params.get(name) for name in KEPT_FILTERS if params.get(name)}
     return urlencode(kept)
 
 
-def _back_to_page(run: Run, request, anchor: str = "") -> str:
+def back_to_page(run: Run, request, anchor: str = "") -> str:
     url = reverse("run-reconcile", args=[run.run_id])
-    query = _kept_query(request.GET)
+    query = kept_query(request.GET)
     return url + (f"?{query}" if query else "") + (f"#{anchor}" if anchor else "")
 
 
-def _swap_context(request, run: Run) -> dict:
+def swap_context(request, run: Run) -> dict:
     """What every fragment answering a POST needs besides its rows; the counters go out of band."""
-    query = _kept_query(request.GET)
-    return {"run": run, "progress": kept_for_head(_run_now(request, run), "progress", _progress),
-            **_controls(request, run),
-            **blockers_context(run, _standing_for(request, run)),
-            "csrf_input": _csrf_input(request), "query": query, "oob": True}
+    query = kept_query(request.GET)
+    return {"run": run, "progress": kept_for_head(_run_now(request, run), "progress", progress_of),
+            **controls_of(request, run),
+            **blockers_context(run, standing_for(request, run)),
+            "csrf_input": csrf_input_tag(request), "query": query, "oob": True}

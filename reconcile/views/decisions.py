@@ -25,8 +25,8 @@ from .. import services
 from ..forms import AmendmentDecisionForm, DecisionForm
 from ..models import AmendmentDecision, IssueDecision, Mapping
 from ..passes.entering import decides_in_review_pass
-from .context import STATEMENTS, _back_to_page, _kept_query, _swap_context
-from .rows import IssueRow, PairRow, _actions, _amendment_rows, _rows_of
+from .context import STATEMENTS, back_to_page, kept_query, swap_context
+from .rows import IssueRow, PairRow, actions_of, amendment_rows_of, rows_of
 
 
 STALE_MESSAGE = ("This item changed since the page showed it (another decision, or a new member version); "
@@ -34,7 +34,7 @@ STALE_MESSAGE = ("This item changed since the page showed it (another decision, 
 
 
 def _mapping_row(request, run: Run, mapping: Mapping) -> PairRow:
-    return _rows_of(request, run, mapping_pks=[mapping.pk])[0]
+    return rows_of(request, run, mapping_pks=[mapping.pk])[0]
 
 
 def _issue_row(decision: IssueDecision) -> IssueRow:
@@ -59,8 +59,8 @@ def _following_amendments(run: Run, mapping: Mapping):
 
 def _row_response(request, run: Run, partial: str, row, status: int, oob_rows=(), oob_pairs=()) -> HttpResponse:
     if partial == "issue-swap":
-        row.action = _actions(run, "reconcile-decide-issue", _kept_query(request.GET))(row.issue.pk)
-    context = _swap_context(request, run) | {"row": row.display() if partial == "pair-swap" else row,
+        row.action = actions_of(run, "reconcile-decide-issue", kept_query(request.GET))(row.issue.pk)
+    context = swap_context(request, run) | {"row": row.display() if partial == "pair-swap" else row,
                                              "oob_rows": oob_rows, "oob_pairs": oob_pairs}
     return render(request, f"reconcile/run_reconcile.html#{partial}", context, status=status)
 
@@ -97,7 +97,7 @@ def _decide(form, item, decide: Callable[[dict], Any], describe: Callable[[Any, 
 def _redirect_after(request, run: Run, outcome: Outcome, anchor: str) -> HttpResponse:
     """Without htmx: POST/redirect/GET back to the row, with the outcome as a message."""
     messages.add_message(request, messages.SUCCESS if outcome.status == 200 else messages.ERROR, outcome.message)
-    return redirect(_back_to_page(run, request, anchor))
+    return redirect(back_to_page(run, request, anchor))
 
 
 @login_required
@@ -120,7 +120,7 @@ def decide_mapping(request, run_id: str, mapping_id: int):
         return _redirect_after(request, run, outcome, f"pair-{mapping.pk}")
     row = _mapping_row(request, run, mapping)
     row.message, row.message_class = outcome.row_message, outcome.message_class
-    followers = _amendment_rows(request, run, _following_amendments(run, mapping)) if outcome.status == 200 else []
+    followers = amendment_rows_of(request, run, _following_amendments(run, mapping)) if outcome.status == 200 else []
     for follower in followers:
         follower.oob = True
     affected = _affected_rows(request, run, mapping) if outcome.status == 200 else []
@@ -178,7 +178,7 @@ def _mapping_rows_on_page(request, run: Run, mappings: list[Mapping]) -> list[di
                  .values_list("pk", "source_record__member_version__member__role"))
     on_page = [m.pk for m in mappings if (roles.get(m.pk) or STATEMENTS) == shown
                and (not kind or (parse_id(m.source) or ("", ""))[1] == kind)]
-    rows = _rows_of(request, run, mapping_pks=on_page) if on_page else []
+    rows = rows_of(request, run, mapping_pks=on_page) if on_page else []
     for row in rows:
         row.oob = True
     return [row.display() for row in rows]
@@ -203,12 +203,12 @@ def decide_amendment(request, run_id: str, amendment_id: int):
     amendment = outcome.item
     if not request.htmx:
         return _redirect_after(request, run, outcome, f"amendment-{amendment.pk}")
-    row = _amendment_rows(request, run, AmendmentDecision.objects.filter(pk=amendment.pk))[0]
+    row = amendment_rows_of(request, run, AmendmentDecision.objects.filter(pk=amendment.pk))[0]
     row.message, row.message_class = outcome.row_message, outcome.message_class
     linked = []
     keys = services.supersession_keys(amendment.member_version.member.role, amendment.kind, amendment.text)
     if outcome.status == 200 and keys:
         linked = list(Mapping.objects.filter(run=run, origin__in={o for o, _ in keys},
                                              origin_key__in={k for _, k in keys}))
-    context = _swap_context(request, run) | {"row": row, "oob_rows": _mapping_rows_on_page(request, run, linked)}
+    context = swap_context(request, run) | {"row": row, "oob_rows": _mapping_rows_on_page(request, run, linked)}
     return render(request, "reconcile/run_reconcile.html#amendment-swap", context, status=outcome.status)

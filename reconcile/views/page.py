@@ -31,11 +31,11 @@ from ..forms import BulkAcceptForm, PageFilterForm
 from ..models import CanonicalRecord, Decidable, Mapping
 from ..passes.entering import in_review_pass
 from .runs import counters_context
-from .context import (KEPT_FILTERS, STATEMENTS, _controls, _csrf_input, _kept_query, _targets_by_kind,
+from .context import (KEPT_FILTERS, STATEMENTS, controls_of, csrf_input_tag, kept_query, targets_by_kind,
                       target_options)
 from .bulk import undo_key
 from .independent import review_banner
-from .rows import (IssueRow, _RowBuilder, _actions, _amendment_rows, markdown_diff_html, _grouped)
+from .rows import (IssueRow, RowBuilder, actions_of, amendment_rows_of, markdown_diff_html, grouped)
 
 
 # The query parameters one view of the page is made of (htmx's headers pick a part of it to send).
@@ -46,7 +46,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
     """The page's context: what every reader of this view of the run at its chain head shares, kept
     (`blockers.kept_page`), and what is the reader's own (their CSRF token, their last bulk accept, their
     review pass, the controls their roles allow)."""
-    controls = _controls(request, run)
+    controls = controls_of(request, run)
     view = urlencode([(name, request.GET.get(name, "")) for name in VIEW_PARAMS]
                      + [("decide", controls["can_decide"]), ("propose", controls["can_propose"])])
     shared = kept_page(run, f"page?{view}", lambda run: _view_context(request, run, filters, controls))
@@ -55,7 +55,7 @@ def _page_context(request, run: Run, filters: PageFilterForm) -> dict:
         **counters_context(request, run, kept=True),  # the request's `run` with them
         **controls,
         "correction_base": shared["correction_base"],  # the picked member's, not the URL's (controls')
-        "csrf_input": _csrf_input(request),
+        "csrf_input": csrf_input_tag(request),
         "bulk_form": BulkAcceptForm(initial={"min_score": 0.9}),
         "bulk_undo": request.session.get(undo_key(run)),
         **review_banner(request, run),
@@ -104,7 +104,7 @@ def _view_context(request, run: Run, filters: PageFilterForm, controls: dict) ->
         reverse("run-corrections", args=[run.run_id]) + "?" + urlencode({"member": current}) + "&record=")
     # One page of rows (the word diffs of those rows only); the rest arrive as the reviewer scrolls or presses j
     # past the last row (`more`: htmx, or a plain link without JavaScript).
-    rows = _grouped([row.display() for row in shown])
+    rows = grouped([row.display() for row in shown])
     more = more | {"url": _page_url(run, {name: request.GET.get(name, "") for name in KEPT_FILTERS}
                                     | {"member": current, "offset": more["offset"],
                                        "seen": more.get("seen", "")})} if more else None
@@ -125,11 +125,11 @@ def _view_context(request, run: Run, filters: PageFilterForm, controls: dict) ->
         "shows": [s for s, _ in PageFilterForm.SHOW],
         "rows": rows,  # `rows_html` shows them; the table says when there are none
         **_issues_panel(request, run, members, selected, issues_scope),
-        "amendment_rows": _amendment_rows(request, run, services.current_amendment_decisions(run)),
+        "amendment_rows": amendment_rows_of(request, run, services.current_amendment_decisions(run)),
         "target_options": {kind: target_options(choices)
-                           for kind, choices in _targets_by_kind(targets, kinds_present).items()},
+                           for kind, choices in targets_by_kind(targets, kinds_present).items()},
         **blockers_context(run, standing),
-        "query": _kept_query(request.GET),
+        "query": kept_query(request.GET),
     }
 
 
@@ -140,8 +140,8 @@ PAGE_ROWS = 60
 ROWS_CSRF = SafeString(f"<!--csrf {secrets.token_hex(16)}-->")
 
 
-def _builder(request, run: Run, standing, canonicals) -> _RowBuilder:
-    return _RowBuilder(canonicals=canonicals, standing=standing, run=run, query=_kept_query(request.GET),
+def _builder(request, run: Run, standing, canonicals) -> RowBuilder:
+    return RowBuilder(canonicals=canonicals, standing=standing, run=run, query=kept_query(request.GET),
                        user=request.user)
 
 
@@ -240,7 +240,7 @@ def _issues_panel(request, run: Run, members, selected, scope: str) -> dict:
               .select_related("decision")
               .only("id", "index", "text", "references", "line", "member_version_id", "decision")
               .order_by("member_role", "index"))
-    issue_action = _actions(run, "reconcile-decide-issue", _kept_query(request.GET))
+    issue_action = actions_of(run, "reconcile-decide-issue", kept_query(request.GET))
     kept = {name: request.GET.get(name, "") for name in KEPT_FILTERS}
     return {
         "issue_rows": [IssueRow(issue=i, decision=selectors.decision_of(i), member_role=i.member_role,

@@ -24,8 +24,8 @@ from ..dispositions import mapping_name
 from ..forms import ProposeForm, RejectCanonicalForm
 from ..models import CanonicalRecord, Mapping
 from ..passes.entering import decides_in_review_pass, in_review_pass
-from .context import _back_to_page, _csrf_input, _kept_query, _swap_context, _targets_by_kind, target_options
-from .rows import _actions, _grouped, _rows_of
+from .context import back_to_page, csrf_input_tag, kept_query, swap_context, targets_by_kind, target_options
+from .rows import actions_of, grouped, rows_of
 
 
 def _relation_select(selected: str = "") -> SafeString:
@@ -60,9 +60,9 @@ def _propose_form(request, run: Run, source: str, *, row: str, relation: str = "
                   inline: bool = True) -> dict:
     """What `reconcile/row_action.html#propose-form` prints; `row` is the row it opens in."""
     parsed = parse_id(source)
-    return {"action": _actions(run, "reconcile-propose-mapping", _kept_query(request.GET))(source),
+    return {"action": actions_of(run, "reconcile-propose-mapping", kept_query(request.GET))(source),
             "source": source, "kind": parsed[1] if parsed else "", "select": _relation_select(relation),
-            "target": target, "row": row, "inline": inline, "csrf": _csrf_input(request),
+            "target": target, "row": row, "inline": inline, "csrf": csrf_input_tag(request),
             "targets_url": reverse("run-reconcile-targets", args=[run.run_id])}
 
 
@@ -70,9 +70,9 @@ def _reject_form(request, run: Run, record: CanonicalRecord, mapping_pk, *, inli
     """What `reconcile/row_action.html#reject-form` prints, with the warning that names the accepted
     decisions pointing at the record, before the rejection is saved (DESIGN §5)."""
     dependents = services.accepted_decisions_on(record)
-    return {"action": _actions(run, "reconcile-reject-canonical", _kept_query(request.GET))(record.pk),
+    return {"action": actions_of(run, "reconcile-reject-canonical", kept_query(request.GET))(record.pk),
             "canonical_id": record.canonical_id, "mapping": mapping_pk or "", "inline": inline,
-            "csrf": _csrf_input(request),
+            "csrf": csrf_input_tag(request),
             "dependents": [mapping_name(m.source, m.relation, m.target) for m in dependents],
             "acknowledged": ",".join(str(m.pk) for m in dependents)}
 
@@ -80,7 +80,7 @@ def _reject_form(request, run: Run, record: CanonicalRecord, mapping_pk, *, inli
 def _row_action_page(request, run: Run, context: dict) -> HttpResponse:
     """A row's form on its own: the htmx fragment that replaces the row's link, or (without
     JavaScript) a small page holding the form."""
-    context = context | {"run": run, "csrf_input": _csrf_input(request), "back_url": _back_to_page(run, request)}
+    context = context | {"run": run, "csrf_input": csrf_input_tag(request), "back_url": back_to_page(run, request)}
     if request.htmx:
         partial = "propose-form" if "propose" in context else "reject-form"
         return render(request, f"reconcile/row_action.html#{partial}", context)
@@ -101,7 +101,7 @@ def propose_mapping(request, run_id: str, source: str):
         raise Http404(f"{source!r} is not a record ID")
     if request.method == "GET":
         kind = parse_id(source)[1]
-        targets = _targets_by_kind(selectors.active_targets(run), [kind])[kind]
+        targets = targets_by_kind(selectors.active_targets(run), [kind])[kind]
         row = request.GET.get("row", "")
         return _row_action_page(request, run, {"propose": _propose_form(request, run, source, row=row),
                                                "source": source, "target_options": target_options(targets)})
@@ -122,8 +122,8 @@ def propose_mapping(request, run_id: str, source: str):
             status, message, message_class = 400, str(error), "error"
     if not request.htmx:
         messages.add_message(request, messages.SUCCESS if status == 200 else messages.ERROR, message)
-        return redirect(_back_to_page(run, request, f"rows-{source}"))
-    rows = _rows_of(request, run, source=source)
+        return redirect(back_to_page(run, request, f"rows-{source}"))
+    rows = rows_of(request, run, source=source)
     if not rows:
         return _refresh_with(request, messages.ERROR, message)
     # The message goes to the new mapping's row, or after a refusal to the row the form was opened in.
@@ -134,7 +134,7 @@ def propose_mapping(request, run_id: str, source: str):
         row.propose_form = _propose_form(request, run, source, row=row.dom_id, relation=request.POST.get("relation", ""),
                                          target=request.POST.get("target", ""))
     return render(request, "reconcile/run_reconcile.html#record-swap",
-                  _swap_context(request, run) | {"rows": _grouped([r.display() for r in rows])}, status=status)
+                  swap_context(request, run) | {"rows": grouped([r.display() for r in rows])}, status=status)
 
 
 @login_required
@@ -173,7 +173,7 @@ def reject_canonical(request, run_id: str, canonical_id: int):
     mapping_pk = form.cleaned_data.get("mapping")
     if not request.htmx:
         messages.add_message(request, messages.SUCCESS if status == 200 else messages.ERROR, message)
-        return redirect(_back_to_page(run, request, f"pair-{mapping_pk}" if mapping_pk else ""))
+        return redirect(back_to_page(run, request, f"pair-{mapping_pk}" if mapping_pk else ""))
     mapping = Mapping.objects.filter(run=run, pk=mapping_pk, target=record.canonical_id).first() if mapping_pk else None
     if mapping is None:
         return _refresh_with(request, messages.SUCCESS if status == 200 else messages.ERROR, message)
@@ -184,7 +184,7 @@ def reject_canonical(request, run_id: str, canonical_id: int):
         same_page = same_page.filter(source_record__member_version__records=mapping.source_record_id)
     else:
         same_page = same_page.filter(source_record__isnull=True)
-    rows = _rows_of(request, run, mapping_pks=[mapping.pk, *same_page.values_list("pk", flat=True)])
+    rows = rows_of(request, run, mapping_pks=[mapping.pk, *same_page.values_list("pk", flat=True)])
     row = next(r for r in rows if r.mapping.pk == mapping.pk)
     if status != 200:
         row.canonical_message, row.canonical_message_class = message, "error"
@@ -193,5 +193,5 @@ def reject_canonical(request, run_id: str, canonical_id: int):
     others = [r for r in rows if r is not row]
     for other in others:
         other.oob = True
-    context = _swap_context(request, run) | {"row": row.display(), "oob_rows": [r.display() for r in others]}
+    context = swap_context(request, run) | {"row": row.display(), "oob_rows": [r.display() for r in others]}
     return render(request, "reconcile/run_reconcile.html#canonical-swap", context, status=status)

@@ -26,7 +26,7 @@ from reviews.models import Run
 from .. import selectors
 from .. import diffs, dispositions
 from ..models import AmendmentDecision, CanonicalRecord, Decidable, IssueDecision, Mapping
-from .context import _kept_query, _standing_for
+from .context import kept_query, standing_for
 
 
 # Columns the page reads; the bytes and parser output of a version stay in the database.
@@ -290,7 +290,7 @@ def markdown_diff_html(old: str, new: str) -> tuple[SafeString, SafeString]:
     return render_marked("".join(left)), render_marked("".join(right))
 
 
-def _actions(run: Run, url_name: str, query: str):
+def actions_of(run: Run, url_name: str, query: str):
     """key → the URL of an item's action (decide, reject, propose), reversed once per page, not per row."""
     head, tail = reverse(url_name, args=[run.run_id, 0]).rsplit("/0/", 1)
     suffix = f"/{tail}" + (f"?{query}" if query else "")
@@ -364,20 +364,20 @@ def _pair_row(record, mapping, canonicals, standing: dispositions.Standing, ente
 
 
 
-class _RowBuilder:
+class RowBuilder:
     """Makes the rows of one member record from data read up front (no query per row)."""
 
     def __init__(self, *, run: Run, canonicals, standing: dispositions.Standing, query: str, user):
         self.canonicals, self.standing, self.query = canonicals, standing, query
         self.entered = standing.entered_as
-        self.mapping_action = _actions(run, "reconcile-decide-mapping", query)
+        self.mapping_action = actions_of(run, "reconcile-decide-mapping", query)
         self.targets_url = reverse("run-reconcile-targets", args=[run.run_id])
         self.quotations: dict = {}  # record pk → its checked quotations (`quote`)
         # Rows offer only what the user may do (the views check it again); a final run offers nothing.
         open_run = run.status != Run.Status.FINAL
-        self.reject_action = (_actions(run, "reconcile-reject-canonical", query)
+        self.reject_action = (actions_of(run, "reconcile-reject-canonical", query)
                               if open_run and has_any_role(user, DECIDE) else None)
-        self.propose_action = (_actions(run, "reconcile-propose-mapping", query)
+        self.propose_action = (actions_of(run, "reconcile-propose-mapping", query)
                                if open_run and has_any_role(user, PROPOSE) else None)
 
     def quote(self, run: Run, records) -> None:
@@ -401,7 +401,7 @@ class _RowBuilder:
         return rows
 
 
-def _grouped(rows: list[dict]) -> list[dict]:
+def grouped(rows: list[dict]) -> list[dict]:
     """The rows, each member record's consecutive rows wrapped in one `.record-rows` element (which
     the propose form re-renders): the first row opens it, the last closes it. Flags on flat rows
     rather than a nested loop, which cost a tenth of a 2,000-row page."""
@@ -414,23 +414,23 @@ def _grouped(rows: list[dict]) -> list[dict]:
     return rows
 
 
-def _amendment_rows(request, run: Run, decisions) -> list[AmendmentRow]:
+def amendment_rows_of(request, run: Run, decisions) -> list[AmendmentRow]:
     """Rows of the given amendment decisions, in one query (the supersedes mapping joined in)."""
     decisions = (decisions.annotate(member_role=F("member_version__member__role"))
                  .select_related("mapping").defer("mapping__reason")
                  .order_by("member_role", "index"))
-    action = _actions(run, "reconcile-decide-amendment", _kept_query(request.GET))
+    action = actions_of(run, "reconcile-decide-amendment", kept_query(request.GET))
     return [AmendmentRow(amendment=a, action=action(a.pk)) for a in decisions]
 
 
 
 
-def _rows_of(request, run: Run, *, source: str = "", mapping_pks=()) -> list[PairRow]:
+def rows_of(request, run: Run, *, source: str = "", mapping_pks=()) -> list[PairRow]:
     """The rows of one member record (`source`) or of some mappings, built the way the page builds
     them: a few queries for the items asked for, not for the whole page."""
     wanted = list(selectors.current_mappings(run).filter(Q(source=source) if source else Q(pk__in=mapping_pks)))
     sources = {m.source for m in wanted} | ({source} if source else set())
-    standing = _standing_for(request, run)
+    standing = standing_for(request, run)
     entered = standing.entered_as
     targets = {m.target for m in wanted if m.target}
     targets |= {entered[t] for t in targets if t in entered}
@@ -439,7 +439,7 @@ def _rows_of(request, run: Run, *, source: str = "", mapping_pks=()) -> list[Pai
         member_version__member__current_version=F("member_version")).only(*selectors.RECORD_COLUMNS)}
     canonicals = {c.canonical_id: c for c in
                   CanonicalRecord.objects.filter(run=run, canonical_id__in=targets).only(*selectors.CANONICAL_COLUMNS)}
-    builder = _RowBuilder(run=run, canonicals=canonicals, standing=standing, query=_kept_query(request.GET),
+    builder = RowBuilder(run=run, canonicals=canonicals, standing=standing, query=kept_query(request.GET),
                           user=request.user)
     builder.quote(run, list(records.values()))
     if source:

@@ -20,7 +20,7 @@ from reviews.polling import poll
 from .. import dispositions, selectors
 from ..blockers import kept_for_head, kept_for_heads, kept_standing
 from ..services import corrections
-from .context import _progress
+from .context import progress_of
 from ..models import AmendmentDecision, Decidable, IssueDecision, Mapping
 from ..passes.entering import in_review_pass
 
@@ -124,7 +124,7 @@ def counters_context(request, run: Run, *, kept: bool = False) -> dict:
     `kept`: the counters of the run's chain head as `run` was read, computed once per process
     (`blockers.kept_for_head`), for a view that changes nothing."""
     pending = run.status == Run.Status.VALIDATING or selectors.awaits_answers(run)
-    progress = kept_for_head(run, "progress", _progress) if kept else _progress(run)
+    progress = kept_for_head(run, "progress", progress_of) if kept else progress_of(run)
     return {"run": run, "progress": progress, "poll": poll(request, pending=pending, cap=30.0)}
 
 

@@ -67,7 +67,7 @@ def _field_values(item: Any) -> Any:
 _FIELD_NAMES: dict[type, list[str]] = {}
 
 
-def _parsed_json(report: ParsedReport) -> dict:
+def parsed_json(report: ParsedReport) -> dict:
     return json.loads(json.dumps({
         "title": report.title,
         "front_matter_error": report.front_matter_error,
@@ -140,7 +140,7 @@ def _claim(*, version_pk: int, now: datetime, stale: datetime, reclaim: datetime
     if connection.vendor != "postgresql":
         claimed = MemberVersion.objects.filter(claimable, pk=version_pk).update(
             status=MemberVersion.Status.PARSING, claimed_at=now, attempts=F("attempts") + 1)
-        return MemberVersion.objects.select_related("member__run").defer("parsed").get(pk=version_pk) \
+        return MemberVersion.objects.select_related("member__run").defer("parsed").get(pk=version_pk)\
             if claimed else None
     table, members = MemberVersion._meta.db_table, MemberReport._meta.db_table
     columns = ", ".join(f'v."{f.column}"' for f in MemberVersion._meta.concrete_fields if f.name != "parsed")
@@ -207,7 +207,7 @@ def _commit_parse(*, version: MemberVersion, report: ParsedReport, now: datetime
     outcome = {"counts": report.counts(), "kind_counts": count_kinds(records),
                "front_matter": json_safe(report.front_matter),
                "doc_type": report.doc_type[:200], "generation": report.generation[:30],
-               "parsed": _parsed_json(report), "status": MemberVersion.Status.PARSED, "status_reason": "",
+               "parsed": parsed_json(report), "status": MemberVersion.Status.PARSED, "status_reason": "",
                "parsed_at": now}
     with transaction.atomic():
         run = lock_run(run)  # always the run first: one lock order for every writer of this run

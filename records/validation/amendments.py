@@ -8,14 +8,14 @@ from typing import Mapping, Sequence
 
 from records.document import ParsedReport
 
-from .findings import ERROR, Finding, MemberInput, _Collector, _severity
+from .findings import ERROR, Finding, MemberInput, Collector, severity_of
 from records.parsing.grammar import RECORD_LINK_RE
 
-from .reading import _ID_PATTERN, _ids_in, _prose_lines
+from .reading import ID_PATTERN, ids_in, prose_lines
 
 _SUPERSEDED_RE = re.compile(
-    r"^\s*`?(?P<old>" + _ID_PATTERN + r")`? is superseded by `?(?P<new>" + _ID_PATTERN
-    + r")`?(?: and `?(?P<also>" + _ID_PATTERN + r")`?)?(?=[\s.;,:]|$)"
+    r"^\s*`?(?P<old>" + ID_PATTERN + r")`? is superseded by `?(?P<new>" + ID_PATTERN
+    + r")`?(?: and `?(?P<also>" + ID_PATTERN + r")`?)?(?=[\s.;,:]|$)"
 )
 
 
@@ -27,14 +27,14 @@ def _supersession(text: str, links_form: bool = False) -> re.Match | None:
     return _SUPERSEDED_RE.match(" ".join(text.split()))
 
 
-def _check_amendment_form(out: _Collector, member: MemberInput, current: bool) -> None:
+def check_amendment_form(out: Collector, member: MemberInput, current: bool) -> None:
     if not current:
         return  # older reconciliations may carry value amendments
     for amendment in member.report.amendments:
         if amendment.kind != "amendment":
             continue
         if not _supersession(amendment.text, member.report.links_form):
-            amended = _ids_in(amendment.text)
+            amended = ids_in(amendment.text)
             out.add(
                 "value-amendment",
                 ERROR,
@@ -49,7 +49,7 @@ def _amended_ids(report: ParsedReport) -> list[str]:
     for amendment in report.amendments:
         if amendment.kind != "amendment":
             continue
-        ids = _ids_in(amendment.text)
+        ids = ids_in(amendment.text)
         if ids:
             amended.append(ids[0])
     return amended
@@ -58,7 +58,7 @@ def _amended_ids(report: ParsedReport) -> list[str]:
 _AMENDED_LINE_RE = re.compile(r"^\W*Amended or superseded records\W*:(.*)$", re.IGNORECASE)
 
 
-def _amendment_findings(
+def amendment_findings(
     members: Sequence[MemberInput], declared_in: Mapping[str, list], current_by_member: Mapping[str, bool]
 ) -> list[Finding]:
     findings = []
@@ -88,8 +88,8 @@ def _amendment_findings(
     for m in members:
         if m.role != "overview":
             continue
-        lines = [(n, l) for n, l in _prose_lines(m.report) if _AMENDED_LINE_RE.match(l)]
-        severity = _severity(current_by_member[m.name])
+        lines = [(n, l) for n, l in prose_lines(m.report) if _AMENDED_LINE_RE.match(l)]
+        severity = severity_of(current_by_member[m.name])
         if not lines:
             if amended:
                 findings.append(
@@ -104,7 +104,7 @@ def _amendment_findings(
                 )
             continue
         number, line = lines[0]
-        listed = set(_ids_in(_AMENDED_LINE_RE.match(line).group(1)))
+        listed = set(ids_in(_AMENDED_LINE_RE.match(line).group(1)))
         if listed != amended:
             missing = sorted(amended - listed)
             extra = sorted(listed - amended)

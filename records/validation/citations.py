@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from records.document import ParsedReport
 
-from .reading import _prose_lines, _strip_ticks, per_report
+from .reading import prose_lines, strip_ticks, per_report
 
 QUOTATION = "quotation"
 ANCHOR = "anchor"
@@ -81,7 +81,7 @@ SOURCE_EXTENSIONS = frozenset("""
 
 def clean_path(path: str) -> str:
     """A cited path as the snapshot names it: no backticks, `\\_` escapes, Windows separators or leading `./`."""
-    path = _strip_ticks(path).replace("\\_", "_").replace("\\", "/")
+    path = strip_ticks(path).replace("\\_", "_").replace("\\", "/")
     while path.startswith("./"):
         path = path[2:]
     return path
@@ -106,7 +106,7 @@ def parse_ranges(lines: str) -> list[tuple[int, int]] | None:
 
 def same_commit(named: str, commit: str) -> bool:
     """Whether two commit names name one commit: equal, or one abbreviates the other (seven hex digits or more)."""
-    named, commit = _strip_ticks(named).lower(), _strip_ticks(commit).lower()
+    named, commit = strip_ticks(named).lower(), strip_ticks(commit).lower()
     if named == commit:
         return True
     short, long = sorted((named, commit), key=len)
@@ -118,13 +118,13 @@ def same_commit(named: str, commit: str) -> bool:
 
 def quotation_citation(quotation) -> Citation:
     """A parsed `Quotation` as a citation: its anchor's path, ranges and commit (a blob link's when it is one)."""
-    written, lines, commit = quotation.path, quotation.lines, _strip_ticks(quotation.commit)
+    written, lines, commit = quotation.path, quotation.lines, strip_ticks(quotation.commit)
     blob = BLOB_RE.search(written)
     if blob:
         path, blob_lines, blob_commit = _from_blob(blob)
         return Citation(QUOTATION, quotation.line, quotation.text, path, clean_lines(lines) or blob_lines,
                         commit or blob_commit, written, True)
-    ranged = None if lines else _PATH_LINES_RE.fullmatch(_strip_ticks(written))
+    ranged = None if lines else _PATH_LINES_RE.fullmatch(strip_ticks(written))
     if ranged:  # the ranges the parser left on the path (`store.py:6–8`, `store.py:12-`)
         written, lines = ranged.group("path"), ranged.group("lines")
     return Citation(QUOTATION, quotation.line, quotation.text, clean_path(written), clean_lines(lines), commit,
@@ -181,7 +181,7 @@ def prose_citations_in(lines: Iterable[tuple[int, str]]) -> list[Citation]:
 @per_report()  # validation reads them in three checks and the quotation check once more
 def _read(report: ParsedReport) -> tuple[tuple[Citation, ...], tuple[Citation, ...]]:
     return (tuple(quotation_citation(q) for q in report.quotations),
-            tuple(prose_citations_in(_prose_lines(report))))
+            tuple(prose_citations_in(prose_lines(report))))
 
 
 def quotation_citations(report: ParsedReport) -> tuple[Citation, ...]:

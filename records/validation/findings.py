@@ -39,11 +39,11 @@ class MemberInput:
     report: ParsedReport
 
 
-def _severity(current: bool) -> str:
+def severity_of(current: bool) -> str:
     return ERROR if current else WARNING
 
 
-class _Collector:
+class Collector:
     def __init__(self, member: str):
         self.member = member
         self.findings: list[Finding] = []
@@ -52,5 +52,5 @@ class _Collector:
         self.findings.append(Finding(code, severity, self.member, record_id, line, message))
 
 
-def _sorted(findings: Iterable[Finding]) -> list[Finding]:
+def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(set(findings), key=Finding.sort_key)

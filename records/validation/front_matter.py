@@ -9,20 +9,20 @@ import re
 from records.document import ParsedReport
 
 from .citations import same_commit
-from .findings import ERROR, WARNING, MemberInput, RunFacts, _Collector, _severity
-from .reading import _front
+from .findings import ERROR, WARNING, MemberInput, RunFacts, Collector, severity_of
+from .reading import front_of
 from .vocabulary import RESULT_DISPOSITIONS
 
 
-def _check_identity(out: _Collector, report: ParsedReport, run: RunFacts, current: bool) -> None:
+def check_identity(out: Collector, report: ParsedReport, run: RunFacts, current: bool) -> None:
     if report.front_matter_error:
         out.add(
             "front-matter-unreadable",
-            _severity(current),
+            severity_of(current),
             f"The front matter could not be read ({report.front_matter_error}); fix its YAML so run-id and reviewed-boundary can be checked.",
             line=1,
         )
-    front = _front(report)
+    front = front_of(report)
     run_id = front.get("run-id")
     if run_id is not None and run.run_id and str(run_id).strip() in run.revises:
         out.add(
@@ -49,8 +49,8 @@ def _check_identity(out: _Collector, report: ParsedReport, run: RunFacts, curren
         )
 
 
-def _check_boundary_facts(out: _Collector, member: MemberInput) -> None:
-    front = _front(member.report)
+def check_boundary_facts(out: Collector, member: MemberInput) -> None:
+    front = front_of(member.report)
     cutoff = front.get("analysis-cutoff")
     if cutoff is None:
         if member.role == "boundary":

@@ -12,7 +12,7 @@ from records.document import ParsedReport
 
 from . import generation_rules
 from .findings import Finding, MemberInput
-from .reading import _front, is_record_id
+from .reading import front_of, is_record_id
 
 
 def _report_generation(report: ParsedReport) -> str:
@@ -26,7 +26,7 @@ def _report_generation(report: ParsedReport) -> str:
         shapes = [r.record_id for r in report.references if is_record_id(r.record_id)]
     if shapes:
         return ids.generation_of(shapes)
-    doc_type = report.doc_type or str(_front(report).get("type", ""))
+    doc_type = report.doc_type or str(front_of(report).get("type", ""))
     if doc_type.startswith("agentic-system-analyses/"):
         return ids.GENERATION_SLUG
     if doc_type.startswith("agentic-systems/"):
@@ -45,7 +45,7 @@ def current_form(members: Sequence[MemberInput]) -> dict[str, bool]:
             for m in members}
 
 
-def _held_to_generation(findings: Iterable[Finding], current_by_member: Mapping[str, bool]) -> list[Finding]:
+def held_to_generation(findings: Iterable[Finding], current_by_member: Mapping[str, bool]) -> list[Finding]:
     """Each finding at the severity its member's generation holds it to (records.validation.generation_rules);
     a rule the member's generation did not have is dropped. Findings about no member stay."""
     kept = []

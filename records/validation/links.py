@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from records import ids
 from records.parsing.grammar import LINKS_FORM_TYPE_PREFIX
 
-from .findings import ERROR, WARNING, Finding, MemberInput, _Collector
-from .reading import _front
+from .findings import ERROR, WARNING, Finding, MemberInput, Collector
+from .reading import front_of
 
 # The reports a blocker may address (`runtime: …`).
 ADDRESSEES = frozenset({"runtime", "memory", "workflow", "epistemic", "reconciliation", "boundary",
@@ -25,7 +25,7 @@ def links_form_by_member(members: Sequence[MemberInput]) -> dict[str, bool]:
 
 
 def _newest_type(member: MemberInput) -> bool:
-    doc_type = member.report.doc_type or str(_front(member.report).get("type", ""))
+    doc_type = member.report.doc_type or str(front_of(member.report).get("type", ""))
     return doc_type.startswith(LINKS_FORM_TYPE_PREFIX)
 
 
@@ -34,7 +34,7 @@ def member_key(name: str) -> str:
     return name.removesuffix(".md")
 
 
-def check_links_declarations(out: _Collector, member: MemberInput) -> None:
+def check_links_declarations(out: Collector, member: MemberInput) -> None:
     """`#### ID` + `Label:` is the only declaration; a numbered name is refused as malformed."""
     report = member.report
     if not report.links_form:
@@ -114,7 +114,7 @@ def _citation_problem(c, own: str, declared_by, anchors) -> tuple[str, str] | No
             f"{link}: {c.member or 'this member'} declares {c.record_id} {count} times; keep one declaration.")
 
 
-def check_blockers(out: _Collector, member: MemberInput) -> None:
+def check_blockers(out: Collector, member: MemberInput) -> None:
     """Each blocker starts with the report it addresses (`runtime: …`)."""
     for blocker in member.report.blockers:
         if not blocker.addressee:

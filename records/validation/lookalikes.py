@@ -14,8 +14,8 @@ import unicodedata
 from records import ids
 from records.document import ParsedReport
 
-from .findings import ERROR, WARNING, _Collector
-from .reading import _prose_lines
+from .findings import ERROR, WARNING, Collector
+from .reading import prose_lines
 
 CONTROLS = frozenset(
     [chr(c) for c in range(0x200B, 0x2010)] + [chr(c) for c in range(0x202A, 0x202F)]
@@ -58,8 +58,8 @@ def imitated_id(token: str) -> str:
 _IMITATING_RE = re.compile(rf"[^\W\x00-\x7f]|[{_CONTROL_CLASS}]")
 
 
-def check_lookalikes(out: _Collector, report: ParsedReport) -> None:
-    for number, line in _prose_lines(report):
+def check_lookalikes(out: Collector, report: ParsedReport) -> None:
+    for number, line in prose_lines(report):
         if line.isascii():
             continue
         in_ids: set[int] = set()
@@ -90,7 +90,7 @@ def check_lookalikes(out: _Collector, report: ParsedReport) -> None:
             _warn_in_text(out, line, number, in_ids)
 
 
-def _warn_in_text(out: _Collector, line: str, number: int, in_ids: set[int]) -> None:
+def _warn_in_text(out: Collector, line: str, number: int, in_ids: set[int]) -> None:
     """Controls, and letters mixing scripts within one word, in a heading or label outside any ID."""
     for index, ch in enumerate(line):
         if index not in in_ids and ch in CONTROLS:

@@ -8,7 +8,7 @@ from typing import Mapping
 
 import yaml
 
-from .findings import ERROR, Finding, _Collector, _sorted
+from .findings import ERROR, Finding, Collector, sorted_findings
 
 
 def validate_manifest(artifact_yaml_text: str, files: Mapping[str, bytes]) -> list[Finding]:
@@ -17,19 +17,19 @@ def validate_manifest(artifact_yaml_text: str, files: Mapping[str, bytes]) -> li
     `files` maps each file name in the set directory to its exact bytes
     (`ARTIFACT.yaml` itself, if included, is ignored).
     """
-    out = _Collector("ARTIFACT.yaml")
+    out = Collector("ARTIFACT.yaml")
     try:
         manifest = yaml.safe_load(artifact_yaml_text)
     except yaml.YAMLError as exc:
         out.add("manifest-unreadable", ERROR, f"ARTIFACT.yaml is not valid YAML ({exc.__class__.__name__}); fix its syntax.")
-        return _sorted(out.findings)
+        return sorted_findings(out.findings)
     if not isinstance(manifest, dict) or not isinstance(manifest.get("members"), dict):
         out.add(
             "manifest-unreadable",
             ERROR,
             "ARTIFACT.yaml needs a `members:` mapping from each member file name to its `sha256:` pin.",
         )
-        return _sorted(out.findings)
+        return sorted_findings(out.findings)
     pins = manifest["members"]
     for name in sorted(pins, key=str):
         entry = pins[name]
@@ -68,4 +68,4 @@ def validate_manifest(artifact_yaml_text: str, files: Mapping[str, bytes]) -> li
             f"{name} is in the set but ARTIFACT.yaml does not pin it; add its SHA-256 under `members:` or remove the file.",
             record_id=name,
         )
-    return _sorted(out.findings)
+    return sorted_findings(out.findings)

@@ -7,14 +7,14 @@ from collections import defaultdict
 from typing import Sequence
 
 from .findings import ERROR, Finding, MemberInput
-from .reading import _split_id
+from .reading import split_id
 
 
-def _mapping_findings(members: Sequence[MemberInput], extra_mappings: Sequence[tuple[str, str, str]]) -> list[Finding]:
+def mapping_findings(members: Sequence[MemberInput], extra_mappings: Sequence[tuple[str, str, str]]) -> list[Finding]:
     findings = []
     for m in members:
         for mapping in m.report.mappings:
-            source_kind, target_kind = _split_id(mapping.source)[1], _split_id(mapping.target)[1]
+            source_kind, target_kind = split_id(mapping.source)[1], split_id(mapping.target)[1]
             if source_kind and target_kind and source_kind != target_kind:
                 findings.append(
                     Finding(
@@ -29,7 +29,7 @@ def _mapping_findings(members: Sequence[MemberInput], extra_mappings: Sequence[t
     allocated: dict[str, list[str]] = defaultdict(list)
     for source, relation, target in extra_mappings:
         target = target or ""
-        source_kind, target_kind = _split_id(source)[1], _split_id(target)[1]
+        source_kind, target_kind = split_id(source)[1], split_id(target)[1]
         if source_kind and target_kind and source_kind != target_kind:
             findings.append(
                 Finding(

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Sequence
 
 from . import profile_forms
-from .findings import ERROR, Finding, MemberInput, _Collector
-from .reading import _front
-from .references import _is_result, _Suggestions
+from .findings import ERROR, Finding, MemberInput, Collector
+from .reading import front_of
+from .references import is_result_member, Suggestions
 
 
-def _check_profile_shape(out: _Collector, member: MemberInput, current: bool) -> None:
-    front = _front(member.report)
+def check_profile_shape(out: Collector, member: MemberInput, current: bool) -> None:
+    front = front_of(member.report)
     if "memory-comparison" not in front:
         if member.role == "memory-profile":
             out.add(
@@ -26,12 +26,12 @@ def _check_profile_shape(out: _Collector, member: MemberInput, current: bool) ->
         out.add(problem.code, ERROR, problem.message, record_id=problem.axis, line=1)
 
 
-def _profile_resolution(members: Sequence[MemberInput], resolvable: set[str]) -> list[Finding]:
-    suggest = _Suggestions(resolvable)
+def profile_resolution(members: Sequence[MemberInput], resolvable: set[str]) -> list[Finding]:
+    suggest = Suggestions(resolvable)
     findings = []
     for m in members:
-        front = _front(m.report)
-        excused = {s.source for s in m.report.mappings} if _is_result(m) else set()
+        front = front_of(m.report)
+        excused = {s.source for s in m.report.mappings} if is_result_member(m) else set()
         for axis, record_id in sorted(set(profile_forms.profile_records(front.get("memory-comparison")))):
             if record_id in resolvable or record_id in excused:
                 continue

@@ -23,7 +23,7 @@ def is_source_id(value: str) -> bool:
     return ids.is_source_id(value)
 
 
-def _split_id(record_id: str) -> tuple[str, str, str]:
+def split_id(record_id: str) -> tuple[str, str, str]:
     """(prefix, kind, name) of a well-formed record ID; ("", "", "") otherwise."""
     parsed = ids.parse_id(record_id)
     if parsed is None or parsed[1] == ids.SOURCE_KIND:
@@ -31,12 +31,12 @@ def _split_id(record_id: str) -> tuple[str, str, str]:
     return parsed
 
 
-def _ids_in(text: str) -> list[str]:
+def ids_in(text: str) -> list[str]:
     return [m.record_id for m in ids.find_ids(text) if is_record_id(m.record_id)]
 
 
 # A full record ID inside a sentence pattern (no source IDs).
-_ID_PATTERN = r"(?<![A-Za-z0-9_\-])" + ids.RECORD_ID_RE.pattern.replace("?P<prefix>", "?:").replace(
+ID_PATTERN = r"(?<![A-Za-z0-9_\-])" + ids.RECORD_ID_RE.pattern.replace("?P<prefix>", "?:").replace(
     "?P<kind>", "?:"
 ).replace("?P<tail>", "?:") + r"(?![A-Za-z0-9_])"
 
@@ -44,13 +44,13 @@ _ID_PATTERN = r"(?<![A-Za-z0-9_\-])" + ids.RECORD_ID_RE.pattern.replace("?P<pref
 # Small readers over a ParsedReport
 
 
-def _norm_title(title: str) -> str:
+def norm_title(title: str) -> str:
     title = title.strip().strip("#").strip()
     title = re.sub(r"^\d+\.\s*", "", title)
     return re.sub(r"\s+", " ", title.rstrip(":. ")).lower()
 
 
-def _strip_ticks(value: str) -> str:
+def strip_ticks(value: str) -> str:
     value = value.strip()
     while len(value) >= 2 and value[0] == "`" and value[-1] == "`":
         value = value[1:-1].strip()
@@ -93,7 +93,7 @@ def _lines_of(report: ParsedReport) -> tuple[frozenset[int], tuple[tuple[int, st
     return excluded, prose
 
 
-def _excluded_lines(report: ParsedReport) -> frozenset[int]:
+def excluded_lines(report: ParsedReport) -> frozenset[int]:
     """Lines inside quotations, fences and the front matter: never scanned for prose rules."""
     return _lines_of(report)[0]
 
@@ -128,10 +128,10 @@ _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _QUOTE_LINE_RE = re.compile(r"^ {0,3}>")
 
 
-def _prose_lines(report: ParsedReport) -> tuple[tuple[int, str], ...]:
+def prose_lines(report: ParsedReport) -> tuple[tuple[int, str], ...]:
     return _lines_of(report)[1]
 
 
-def _front(report: ParsedReport) -> dict:
+def front_of(report: ParsedReport) -> dict:
     """The front matter as a mapping ({} when absent or not a mapping)."""
     return report.front_matter if isinstance(report.front_matter, dict) else {}

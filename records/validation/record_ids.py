@@ -8,12 +8,12 @@ from collections import Counter
 from records import ids
 from records.document import Declaration, ParsedReport
 
-from .findings import ERROR, WARNING, MemberInput, _Collector, _severity
-from .reading import _split_id, is_record_id
+from .findings import ERROR, WARNING, MemberInput, Collector, severity_of
+from .reading import split_id, is_record_id
 from .vocabulary import ROLE_PREFIXES
 
 
-def _check_malformed_ids(out: _Collector, report: ParsedReport, current: bool) -> None:
+def check_malformed_ids(out: Collector, report: ParsedReport, current: bool) -> None:
     """Tokens shaped like IDs that break the grammar, named whole: an error where they
     declare, and in references of the current form; a warning in older references."""
     for bad in report.malformed_ids:
@@ -28,7 +28,7 @@ def _check_malformed_ids(out: _Collector, report: ParsedReport, current: bool) -
         )
 
 
-def _check_declared_ids(out: _Collector, member: MemberInput, current: bool) -> None:
+def check_declared_ids(out: Collector, member: MemberInput, current: bool) -> None:
     report = member.report
     declared = [d.record_id for d in report.declarations]
     declared_set = set(declared)
@@ -55,7 +55,7 @@ def _check_declared_ids(out: _Collector, member: MemberInput, current: bool) -> 
                 record_id=record_id,
                 line=decl.line_start,
             )
-        parent = _slug_parent(record_id)
+        parent = slug_parent(record_id)
         if parent and parent in declared_set:
             out.add(
                 "slug-extends-declared-id",
@@ -67,25 +67,25 @@ def _check_declared_ids(out: _Collector, member: MemberInput, current: bool) -> 
         _check_prefix(out, member, decl, current)
 
 
-def _slug_parent(record_id: str) -> str:
-    prefix, kind, name = _split_id(record_id)
+def slug_parent(record_id: str) -> str:
+    prefix, kind, name = split_id(record_id)
     if not kind or name.isdigit() or "-" not in name:
         return ""
     parent_name = name.rsplit("-", 1)[0]
     return f"{prefix + '-' if prefix else ''}{kind}-{parent_name}"
 
 
-def _check_prefix(out: _Collector, member: MemberInput, decl: Declaration, current: bool) -> None:
+def _check_prefix(out: Collector, member: MemberInput, decl: Declaration, current: bool) -> None:
     allowed = ROLE_PREFIXES.get(member.role)
     if allowed is None:
         return
-    prefix = _split_id(decl.record_id)[0]
+    prefix = split_id(decl.record_id)[0]
     if not prefix:
         if member.role == "runtime" and not current:
             return  # numbered generations' runtime members use bare IDs
         out.add(
             "foreign-prefix",
-            _severity(current),
+            severity_of(current),
             f"{decl.record_id} has no analyst prefix; a {member.role} report declares under {allowed[0]}-.",
             record_id=decl.record_id,
             line=decl.line_start,
@@ -100,7 +100,7 @@ def _check_prefix(out: _Collector, member: MemberInput, decl: Declaration, curre
         )
 
 
-def _check_annotations(out: _Collector, report: ParsedReport) -> None:
+def check_annotations(out: Collector, report: ParsedReport) -> None:
     declared = {d.record_id for d in report.declarations}
     for annotation in report.annotations:
         if annotation.target in declared:

@@ -11,21 +11,21 @@ import numpy as np
 
 from records.document import ParsedReport
 
-from .findings import MemberInput, _Collector, _severity
-from .reading import _split_id
+from .findings import MemberInput, Collector, severity_of
+from .reading import split_id
 
 
-def _check_ranges(out: _Collector, report: ParsedReport, current: bool) -> None:
+def check_ranges(out: Collector, report: ParsedReport, current: bool) -> None:
     for ref in report.ranges:
         out.add(
             "range-reference",
-            _severity(current),
+            severity_of(current),
             f"\"{ref.text}\" is a range; write every ID in full (e.g. RTE-1, RTE-2, RTE-3).",
             line=ref.line,
         )
 
 
-def _references_of(member: MemberInput) -> list[tuple[str, int]]:
+def references_of(member: MemberInput) -> list[tuple[str, int]]:
     """Every (record ID, line) the member cites outside quotations and fences."""
     report = member.report
     refs: set[tuple[str, int]] = set()
@@ -46,10 +46,10 @@ def _references_of(member: MemberInput) -> list[tuple[str, int]]:
 
 
 def _suggestion(record_id: str, declared: Collection[str]) -> str:
-    return _Suggestions(declared)(record_id)
+    return Suggestions(declared)(record_id)
 
 
-class _Suggestions:
+class Suggestions:
     """`_suggestion` over one set of declared IDs: sorted and indexed by (kind, name) and by their letters
     once, each answer kept.
 
@@ -69,12 +69,12 @@ class _Suggestions:
             if self.declared is None:
                 self.declared = Candidates(sorted(self.given))
                 for d in self.declared.words:
-                    self.by_name[_split_id(d)[1:]].append(d)
+                    self.by_name[split_id(d)[1:]].append(d)
             answer = self.answers[record_id] = self._answer(record_id)
         return answer
 
     def _answer(self, record_id: str) -> str:
-        prefix, kind, name = _split_id(record_id)
+        prefix, kind, name = split_id(record_id)
         if kind:
             same_name = [d for d in self.by_name.get((kind, name), ()) if d != record_id]
             if same_name:
@@ -134,5 +134,5 @@ class Candidates:
         return best[1] if best is not None else ""
 
 
-def _is_result(member: MemberInput) -> bool:
+def is_result_member(member: MemberInput) -> bool:
     return member.role == "result" or "analysis-result" in (member.report.doc_type or "")

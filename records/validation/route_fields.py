@@ -6,13 +6,13 @@ import re
 
 from records.document import Declaration, ParsedReport
 
-from .findings import ERROR, WARNING, _Collector
-from .reading import _excluded_lines, _strip_ticks
+from .findings import ERROR, WARNING, Collector
+from .reading import excluded_lines, strip_ticks
 from .vocabulary import ROUTE_FIELDS
 
 
-def _check_route_fields(out: _Collector, report: ParsedReport, current: bool) -> None:
-    excluded = _excluded_lines(report)
+def check_route_fields(out: Collector, report: ParsedReport, current: bool) -> None:
+    excluded = excluded_lines(report)
     for decl in report.declarations:
         if decl.kind != "RTE":
             continue
@@ -25,7 +25,7 @@ def _check_route_fields(out: _Collector, report: ParsedReport, current: bool) ->
 _REASON_RE = re.compile(r"^(inapplicable|uninspected)\b(.*)$", re.IGNORECASE | re.DOTALL)
 
 
-def _check_route_fields_current(out: _Collector, decl: Declaration) -> None:
+def _check_route_fields_current(out: Collector, decl: Declaration) -> None:
     wanted = {label.lower(): label for label in ROUTE_FIELDS}
     seen: dict[str, int] = {}
     for field in decl.fields:
@@ -44,7 +44,7 @@ def _check_route_fields_current(out: _Collector, decl: Declaration) -> None:
             continue
         seen[key] = field.line
         value = field.value.strip()
-        if not _strip_ticks(value):
+        if not strip_ticks(value):
             out.add(
                 "empty-route-field",
                 ERROR,
@@ -53,7 +53,7 @@ def _check_route_fields_current(out: _Collector, decl: Declaration) -> None:
                 line=field.line,
             )
             continue
-        match = _REASON_RE.match(_strip_ticks(value))
+        match = _REASON_RE.match(strip_ticks(value))
         if match and not re.match(r"^\s*[—–]\s*\S", match.group(2)):
             out.add(
                 "route-field-needs-reason",
@@ -73,7 +73,7 @@ def _check_route_fields_current(out: _Collector, decl: Declaration) -> None:
             )
 
 
-def _check_route_fields_older(out: _Collector, decl: Declaration, excluded: set[int]) -> None:
+def _check_route_fields_older(out: Collector, decl: Declaration, excluded: set[int]) -> None:
     prose = "\n".join(
         line for offset, line in enumerate(decl.text.splitlines()) if decl.line_start + offset not in excluded
     ).lower()

@@ -7,8 +7,8 @@ import re
 
 from records.document import ParsedReport
 
-from .findings import ERROR, MemberInput, _Collector, _severity
-from .reading import _norm_title, _prose_lines
+from .findings import ERROR, MemberInput, Collector, severity_of
+from .reading import norm_title, prose_lines
 from .vocabulary import KIND_HEADINGS, REQUIRED_SECTIONS, ROLES_WITH_SHARED_RECORDS
 
 
@@ -19,21 +19,21 @@ def _top_sections(report: ParsedReport):
 
 
 def _find_section(report: ParsedReport, title: str):
-    wanted = _norm_title(title)
+    wanted = norm_title(title)
     for section in _top_sections(report):
-        if _norm_title(section.title) == wanted:
+        if norm_title(section.title) == wanted:
             return section
     for section in report.sections:
-        if _norm_title(section.title) == wanted:
+        if norm_title(section.title) == wanted:
             return section
     return None
 
 
-def _check_sections(out: _Collector, member: MemberInput, current: bool) -> None:
+def check_sections(out: Collector, member: MemberInput, current: bool) -> None:
     required = REQUIRED_SECTIONS.get(member.role)
     if not required:
         return
-    severity = _severity(current)
+    severity = severity_of(current)
     found = []
     for title in required:
         section = _find_section(member.report, title)
@@ -59,7 +59,7 @@ def _check_sections(out: _Collector, member: MemberInput, current: bool) -> None
 LINKS_FORM_DECLARED_KINDS_ONLY = frozenset({"epistemic"})
 
 
-def _check_shared_records(out: _Collector, member: MemberInput, current: bool) -> None:
+def check_shared_records(out: Collector, member: MemberInput, current: bool) -> None:
     if member.role not in ROLES_WITH_SHARED_RECORDS:
         return
     report = member.report
@@ -69,13 +69,13 @@ def _check_shared_records(out: _Collector, member: MemberInput, current: bool) -
     lines = report.text.splitlines()
     inside = [s for s in report.sections if shared.line_start < s.line_start <= shared.line_end]
     body = "\n".join(lines[shared.line_start : shared.line_end]).lower()
-    by_title = {_norm_title(s.title): s for s in inside}
-    severity = _severity(current)
-    any_kind_heading = any(_norm_title(h) in by_title for h in KIND_HEADINGS.values())
+    by_title = {norm_title(s.title): s for s in inside}
+    severity = severity_of(current)
+    any_kind_heading = any(norm_title(h) in by_title for h in KIND_HEADINGS.values())
     if not any_kind_heading and "none declared in this member" in body and not report.declarations:
         return
     for kind, heading in KIND_HEADINGS.items():
-        section = by_title.get(_norm_title(heading))
+        section = by_title.get(norm_title(heading))
         if section is None and report.links_form and member.role in LINKS_FORM_DECLARED_KINDS_ONLY:
             continue  # its type keeps only the kind headings it declares (DESIGN §6, links form)
         if section is None:
@@ -103,10 +103,10 @@ def _check_shared_records(out: _Collector, member: MemberInput, current: bool) -
 _VALIDATION_PENDING_RE = re.compile(r"^\W*validation\W*:\W*pending\b", re.IGNORECASE)
 
 
-def _check_validation_pending(out: _Collector, member: MemberInput) -> None:
+def check_validation_pending(out: Collector, member: MemberInput) -> None:
     if member.role != "memory":
         return
-    for number, line in _prose_lines(member.report):
+    for number, line in prose_lines(member.report):
         if ":" in line and _VALIDATION_PENDING_RE.match(line):  # the pattern needs the colon: no regex without one
             out.add(
                 "validation-pending",
@@ -116,10 +116,10 @@ def _check_validation_pending(out: _Collector, member: MemberInput) -> None:
             )
 
 
-def _check_reconciliation_section(out: _Collector, member: MemberInput) -> None:
+def check_reconciliation_section(out: Collector, member: MemberInput) -> None:
     if member.role != "reconciliation":
         return
-    sections = [s for s in member.report.sections if _norm_title(s.title) == "reconciliation"]
+    sections = [s for s in member.report.sections if norm_title(s.title) == "reconciliation"]
     if len(sections) != 1:
         out.add(
             "reconciliation-section-count",

@@ -6,19 +6,19 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Collection, Mapping, Sequence
 
-from .amendments import _amendment_findings
-from .findings import ERROR, WARNING, Finding, MemberInput, RunFacts, _severity
+from .amendments import amendment_findings
+from .findings import ERROR, WARNING, Finding, MemberInput, RunFacts, severity_of
 from .links import citation_findings, limit_findings, links_form_by_member
-from .mappings import _mapping_findings
-from .memory_profile import _profile_resolution
-from .part_of import _part_of_resolution
+from .mappings import mapping_findings
+from .memory_profile import profile_resolution
+from .part_of import part_of_resolution
 from .reading import is_record_id, is_source_id
-from .record_ids import _slug_parent
-from .references import _is_result, _references_of, _Suggestions
-from .sources import _quoted_paths
+from .record_ids import slug_parent
+from .references import is_result_member, references_of, Suggestions
+from .sources import quoted_paths
 
 
-def _set_findings(
+def set_findings(
     members: Sequence[MemberInput],
     run: RunFacts,
     current_by_member: Mapping[str, bool],
@@ -34,7 +34,7 @@ def _set_findings(
     sources = {row.source_id for m in members for row in m.report.sources}
     canonical = set(canonical_ids)
     resolvable = set(declared_in) | canonical
-    suggest = _Suggestions(resolvable)
+    suggest = Suggestions(resolvable)
     links_by_member = links_form_by_member(members)
 
     # Duplicate declarations across members. A result restates the canonical
@@ -62,8 +62,8 @@ def _set_findings(
 
     for m in members:
         current = current_by_member[m.name]
-        excused = {s.source for s in m.report.mappings} if _is_result(m) else set()
-        for record_id, line in _references_of(m):
+        excused = {s.source for s in m.report.mappings} if is_result_member(m) else set()
+        for record_id, line in references_of(m):
             if is_source_id(record_id):
                 if record_id not in sources:
                     findings.append(
@@ -84,7 +84,7 @@ def _set_findings(
             if record_id in excused:
                 continue  # an imported result's proposal IDs live in a memory report outside the run
             if record_id not in resolvable:
-                parent = _slug_parent(record_id)
+                parent = slug_parent(record_id)
                 if parent and parent in resolvable:
                     findings.append(
                         Finding(
@@ -111,7 +111,7 @@ def _set_findings(
                 findings.append(
                     Finding(
                         "ambiguous-reference",
-                        _severity(current),
+                        severity_of(current),
                         m.name,
                         record_id,
                         line,
@@ -119,15 +119,15 @@ def _set_findings(
                     )
                 )
 
-    findings.extend(_part_of_resolution(members, resolvable))
+    findings.extend(part_of_resolution(members, resolvable))
     findings.extend(citation_findings(members, links_by_member))
     findings.extend(limit_findings(members))
-    findings.extend(_profile_resolution(members, resolvable))
-    findings.extend(_mapping_findings(members, extra_mappings))
-    findings.extend(_amendment_findings(members, declared_in, current_by_member))
-    findings.extend(_quoted_paths(members))
+    findings.extend(profile_resolution(members, resolvable))
+    findings.extend(mapping_findings(members, extra_mappings))
+    findings.extend(amendment_findings(members, declared_in, current_by_member))
+    findings.extend(quoted_paths(members))
     if not any(m.report.sources for m in members) and any(
-        ref for m in members for ref, _ in _references_of(m) if is_source_id(ref)
+        ref for m in members for ref, _ in references_of(m) if is_source_id(ref)
     ):
         findings.append(
             Finding(

@@ -17,16 +17,16 @@ from .findings import (
     Finding,
     MemberInput,
     RunFacts,
-    _Collector,
-    _severity,
+    Collector,
+    severity_of,
 )
-from .reading import _strip_ticks, is_source_id
+from .reading import strip_ticks, is_source_id
 
 
 def _revision_cell(row) -> str:
     for header, cell in row.columns:
         if header.strip().lower().startswith("revision"):
-            return _strip_ticks(cell)
+            return strip_ticks(cell)
     return ""
 
 
@@ -35,7 +35,7 @@ def _names_commit(cell: str, commit: str) -> bool:
     return any(citations.same_commit(token, commit) for token in re.findall(r"[\w.-]+", cell))
 
 
-def _check_source_register(out: _Collector, report: ParsedReport, run: RunFacts, current: bool) -> None:
+def check_source_register(out: Collector, report: ParsedReport, run: RunFacts, current: bool) -> None:
     if not report.sources:
         return
     counts = Counter(row.source_id for row in report.sources)
@@ -81,7 +81,7 @@ def _check_source_register(out: _Collector, report: ParsedReport, run: RunFacts,
 COMMIT_MISMATCH_CODE = "quote-commit-mismatch"
 
 
-def _check_quotations(out: _Collector, report: ParsedReport, run: RunFacts, current: bool) -> None:
+def check_quotations(out: Collector, report: ParsedReport, run: RunFacts, current: bool) -> None:
     for citation in (*citations.quotation_citations(report), *citations.prose_citations(report)):
         problem = citations.other_commit(citation, run.reviewed_boundary)
         if problem:
@@ -90,25 +90,25 @@ def _check_quotations(out: _Collector, report: ParsedReport, run: RunFacts, curr
         if not quotation.text.strip():
             out.add(
                 "empty-quotation",
-                _severity(current),
+                severity_of(current),
                 f"The quotation anchored at {quotation.path or 'its source'} has no body; quote the passage or drop the anchor.",
                 line=quotation.line,
             )
 
 
-def _check_prose_anchors(out: _Collector, report: ParsedReport, current: bool) -> None:
+def check_prose_anchors(out: Collector, report: ParsedReport, current: bool) -> None:
     """Line ranges in prose (`path:12-30`; a blob link's `#L12-L30` is a link, not this form)."""
     for citation in citations.prose_citations(report):
         if citation.lines and not citation.link:
             out.add(
                 "prose-line-anchor",
-                _severity(current),
+                severity_of(current),
                 f"\"{citation.written}\" carries line numbers outside a quotation; cite the path alone and quote the passage.",
                 line=citation.line,
             )
 
 
-def _quoted_paths(members: Sequence[MemberInput]) -> list[Finding]:
+def quoted_paths(members: Sequence[MemberInput]) -> list[Finding]:
     register_text = " ".join(cell for m in members for row in m.report.sources for _, cell in row.columns)
     if not register_text:
         return []

@@ -8,8 +8,8 @@ from collections import Counter
 
 from records.document import ParsedReport
 
-from .findings import ERROR, WARNING, _Collector
-from .reading import _excluded_lines, _strip_ticks
+from .findings import ERROR, WARNING, Collector
+from .reading import excluded_lines, strip_ticks
 from .vocabulary import CONCLUSION_VALUES, GUARANTEE_VALUES
 
 _STATUS_LABEL_RE = re.compile(r"conclusion status$", re.IGNORECASE)
@@ -18,10 +18,10 @@ _PROSE_STATUS_RE = re.compile(
 )
 
 
-def _check_status_fields(out: _Collector, report: ParsedReport, current: bool) -> None:
+def check_status_fields(out: Collector, report: ParsedReport, current: bool) -> None:
     records = [(d.record_id, d.kind, d.fields, d.text, d.line_start, True) for d in report.declarations]
     records += [(a.target, "", a.fields, a.text, a.line_start, False) for a in report.annotations]
-    excluded = _excluded_lines(report)
+    excluded = excluded_lines(report)
     for record_id, kind, fields, text, line_start, is_declaration in records:
         if current:
             _check_status_current(out, record_id, kind, fields, line_start, is_declaration)
@@ -50,7 +50,7 @@ def _check_status_current(out, record_id, kind, fields, line_start, is_declarati
                 record_id=record_id,
                 line=field.line,
             )
-        if _strip_ticks(field.value) not in values:
+        if strip_ticks(field.value) not in values:
             out.add(
                 code,
                 ERROR,
@@ -76,7 +76,7 @@ def _check_status_older(out, record_id, kind, text, line_start, excluded, is_dec
             continue
         for match in _PROSE_STATUS_RE.finditer(line):
             status_count += 1
-            value = _strip_ticks(match.group(2))
+            value = strip_ticks(match.group(2))
             value = value.lstrip("`*_ ").lower()
             if not any(value.startswith(v) for v in CONCLUSION_VALUES):
                 out.add(

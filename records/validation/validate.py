@@ -5,33 +5,33 @@ from __future__ import annotations
 
 from typing import Collection, Sequence
 
-from .amendments import _check_amendment_form
-from .findings import Finding, MemberInput, RunFacts, _Collector, _sorted
-from .front_matter import _check_boundary_facts, _check_identity
-from .generation import _held_to_generation, current_form
+from .amendments import check_amendment_form
+from .findings import Finding, MemberInput, RunFacts, Collector, sorted_findings
+from .front_matter import check_boundary_facts, check_identity
+from .generation import held_to_generation, current_form
 from .links import check_blockers, check_links_declarations
 from .lookalikes import check_lookalikes
-from .memory_profile import _check_profile_shape
-from .part_of import _check_part_of
-from .record_ids import _check_annotations, _check_declared_ids, _check_malformed_ids
-from .references import _check_ranges
-from .route_fields import _check_route_fields
+from .memory_profile import check_profile_shape
+from .part_of import check_part_of
+from .record_ids import check_annotations, check_declared_ids, check_malformed_ids
+from .references import check_ranges
+from .route_fields import check_route_fields
 from .sections import (
-    _check_reconciliation_section,
-    _check_sections,
-    _check_shared_records,
-    _check_validation_pending,
+    check_reconciliation_section,
+    check_sections,
+    check_shared_records,
+    check_validation_pending,
 )
-from .set_checks import _set_findings
-from .sources import _check_prose_anchors, _check_quotations, _check_source_register
-from .status_fields import _check_status_fields
+from .set_checks import set_findings
+from .sources import check_prose_anchors, check_quotations, check_source_register
+from .status_fields import check_status_fields
 
 
 def validate_member(member: MemberInput, run: RunFacts) -> list[Finding]:
     """Findings about one member on its own (no references across the set)."""
     current_by_member = current_form([member])
     findings = _member_findings(member, run, current=current_by_member[member.name])
-    return _sorted(_held_to_generation(findings, current_by_member))
+    return sorted_findings(held_to_generation(findings, current_by_member))
 
 
 def validate_set(
@@ -46,31 +46,31 @@ def validate_set(
     findings: list[Finding] = []
     for m in members:
         findings.extend(_member_findings(m, run, current=current_by_member[m.name]))
-    findings.extend(_set_findings(members, run, current_by_member, canonical_ids, extra_mappings))
-    return _sorted(_held_to_generation(findings, current_by_member))
+    findings.extend(set_findings(members, run, current_by_member, canonical_ids, extra_mappings))
+    return sorted_findings(held_to_generation(findings, current_by_member))
 
 
 def _member_findings(member: MemberInput, run: RunFacts, *, current: bool) -> list[Finding]:
-    out = _Collector(member.name)
+    out = Collector(member.name)
     report = member.report
-    _check_identity(out, report, run, current)
-    _check_sections(out, member, current)
-    _check_shared_records(out, member, current)
-    _check_validation_pending(out, member)
-    _check_declared_ids(out, member, current)
-    _check_malformed_ids(out, report, current)
-    _check_annotations(out, report)
-    _check_part_of(out, report, current)
-    _check_ranges(out, report, current)
-    _check_status_fields(out, report, current)
-    _check_route_fields(out, report, current)
-    _check_source_register(out, report, run, current)
-    _check_quotations(out, report, run, current)
-    _check_prose_anchors(out, report, current)
-    _check_amendment_form(out, member, current)
-    _check_boundary_facts(out, member)
-    _check_reconciliation_section(out, member)
-    _check_profile_shape(out, member, current)
+    check_identity(out, report, run, current)
+    check_sections(out, member, current)
+    check_shared_records(out, member, current)
+    check_validation_pending(out, member)
+    check_declared_ids(out, member, current)
+    check_malformed_ids(out, report, current)
+    check_annotations(out, report)
+    check_part_of(out, report, current)
+    check_ranges(out, report, current)
+    check_status_fields(out, report, current)
+    check_route_fields(out, report, current)
+    check_source_register(out, report, run, current)
+    check_quotations(out, report, run, current)
+    check_prose_anchors(out, report, current)
+    check_amendment_form(out, member, current)
+    check_boundary_facts(out, member)
+    check_reconciliation_section(out, member)
+    check_profile_shape(out, member, current)
     check_links_declarations(out, member)
     check_blockers(out, member)
     check_lookalikes(out, report)

@@ -83,16 +83,16 @@ def test_the_quick_form_laid_out_by_hand_is_the_standard_encoders_sorted_form(ev
     the encoder with sorted keys writes, and RFC 8785's where that has no float and no key beyond U+FFFF."""
     from json.encoder import encode_basestring
 
-    from aas_verify.trail import _QUICK, _payload, quick_form
+    from aas_verify.trail import QUICK, payload_of, quick_form
 
     event = plain_json(event)
     try:
-        expected = _QUICK.encode(_payload(run_id, event))
+        expected = QUICK.encode(payload_of(run_id, event))
     except ValueError:
         return  # a value with no JSON form: both paths refuse it, and the exact one reports it
     assert quick_form(encode_basestring(run_id), event) == expected
     if not _has_float(event) and not any(ord(c) > 0xFFFF for c in expected):
-        assert expected.encode("utf-8") == canonical(_payload(run_id, event))
+        assert expected.encode("utf-8") == canonical(payload_of(run_id, event))
 
 
 def _has_float(value) -> bool:

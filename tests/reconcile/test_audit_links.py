@@ -3,7 +3,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from reconcile.audit_links import _mappings
+from reconcile.audit_links import mappings
 from reconcile.models import Mapping
 
 
@@ -14,4 +14,4 @@ def test_a_mapping_stated_by_a_result_links_to_the_statements_rows_where_it_is_s
     stated = Mapping.objects.create(run=run, source="MEM-OBJ-1", relation="new", target="OBJ-5",
                                     origin=Mapping.Origin.RESULT)
     event = SimpleNamespace(pk=1, object_type="mapping", object_id=str(stated.pk))
-    assert _mappings(run, [event]) == {1: f"/runs/{run.run_id}/reconcile/?member=statements#pair-{stated.pk}"}
+    assert mappings(run, [event]) == {1: f"/runs/{run.run_id}/reconcile/?member=statements#pair-{stated.pk}"}

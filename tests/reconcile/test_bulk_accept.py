@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from reconcile import services
 from reconcile.models import CanonicalRecord, Mapping, ReviewPass
 from reconcile.passes.world import pass_world
-from reconcile.services.canonical_ids import _resolve_target, _resolver
+from reconcile.services.canonical_ids import resolve_target, resolver
 from reviews.audit import Actor
 from reviews.models import AuditEvent
 from reviews.services import set_reviews_required
@@ -61,9 +61,9 @@ def test_resolving_one_target_reads_the_run_as_resolving_it_against_the_whole_ru
                 Mapping(run=run, source=source, relation=relation, target=target, state=state,
                         origin=Mapping.Origin.RECONCILIATION, proposed_by="test")
                 for source, relation, target, state in mappings])
-            whole_run = _resolver(run)
+            whole_run = resolver(run)
             for target in stated:
-                assert _resolve_target(run, target) == (whole_run(target) if target else target), target
+                assert resolve_target(run, target) == (whole_run(target) if target else target), target
 
     same_answer()
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from records.parsing import parse_report_strict
-from records.services.parse import _parsed_json
+from records.services.parse import parsed_json
 
 SEEDS = sorted((Path(__file__).resolve().parents[3] / "shared" / "seeds").glob("*.txt"))
 
@@ -30,7 +30,7 @@ def asdict_of_every_item(report) -> dict:
 @pytest.mark.parametrize("path", SEEDS, ids=lambda p: p.name[:3])
 def test_a_seeds_parser_output_is_the_asdict_of_its_items(path):
     report = parse_report_strict(path.read_text())
-    assert _parsed_json(report) == asdict_of_every_item(report)
+    assert parsed_json(report) == asdict_of_every_item(report)
 
 
 LINES = ["# Report", "## Shared records", "## Sources", "| Source | Revision | Kind |", "| --- | --- | --- |",
@@ -43,4 +43,4 @@ LINES = ["# Report", "## Shared records", "## Sources", "| Source | Revision | K
 @given(st.lists(st.sampled_from(LINES), max_size=20))
 def test_a_generated_reports_parser_output_is_the_asdict_of_its_items(lines):
     report = parse_report_strict("\n".join(lines) + "\n")
-    assert _parsed_json(report) == asdict_of_every_item(report)
+    assert parsed_json(report) == asdict_of_every_item(report)

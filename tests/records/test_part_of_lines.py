@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from records.parsing import parse_report_strict
 from records.validation import part_of
-from records.validation.findings import ERROR, Finding, MemberInput, _Collector, _severity
-from records.validation.reading import _prose_lines, is_record_id
+from records.validation.findings import ERROR, Finding, MemberInput, Collector, severity_of
+from records.validation.reading import prose_lines, is_record_id
 
 BODY_LINES = st.sampled_from([
     "Part of: RT-OBJ-container", "Part of: RT-OBJ-other.", "Part of: MEM-OBJ-r1", "- Part of: RT-OBJ-a",
@@ -33,12 +33,12 @@ def reports(draw):
 
 
 def lines_read_whole(report):
-    return [(number, line) for number, line in _prose_lines(report) if part_of._PART_OF_RE.search(line)]
+    return [(number, line) for number, line in prose_lines(report) if part_of._PART_OF_RE.search(line)]
 
 
 def check_read_whole(out, report, current):
     """`_check_part_of` as it read every line for every declaration."""
-    severity = _severity(current)
+    severity = severity_of(current)
     lines = lines_read_whole(report)
     for decl in report.declarations:
         seen = []
@@ -87,11 +87,11 @@ def placed(findings):
 @given(report=reports(), current=st.booleans(), resolvable=st.sets(st.sampled_from(["RT-OBJ-container", "RT-OBJ-a"])))
 def test_the_part_of_checks_find_what_reading_every_line_for_every_declaration_finds(report, current, resolvable):
     assert part_of._part_of_lines(report)[0] == tuple(lines_read_whole(report))
-    mine, theirs = _Collector("memory"), _Collector("memory")
-    part_of._check_part_of(mine, report, current)
+    mine, theirs = Collector("memory"), Collector("memory")
+    part_of.check_part_of(mine, report, current)
     check_read_whole(theirs, report, current)
     assert placed(mine.findings) == placed(theirs.findings)
-    resolved = part_of._part_of_resolution([MemberInput(name="memory.md", role="memory", report=report)], resolvable)
+    resolved = part_of.part_of_resolution([MemberInput(name="memory.md", role="memory", report=report)], resolvable)
     assert [(f.record_id, f.line) for f in resolved] == [(r, n) for r, n, _v in
                                                           resolution_read_whole(MemberInput("memory.md", "memory", report),
                                                                                 resolvable)]

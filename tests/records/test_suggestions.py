@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from records.parsing import parse_report
 from records.validation import lookalikes
-from records.validation.findings import _Collector
-from records.validation.references import Candidates, _Suggestions
+from records.validation.findings import Collector
+from records.validation.references import Candidates, Suggestions
 
 # ID-like words from few letters, so that ratios tie and lengths repeat.
 WORDS = st.text(alphabet="ABCMO-12gx", min_size=0, max_size=12)
@@ -23,7 +23,7 @@ def test_the_closest_candidate_is_difflibs_answer(word, candidates, cutoff):
 
 
 def test_it_suggests_the_nearest_declared_id():
-    suggest = _Suggestions(["MEM-OBJ-store", "MEM-OBJ-loader", "RT-RTE-call"])
+    suggest = Suggestions(["MEM-OBJ-store", "MEM-OBJ-loader", "RT-RTE-call"])
     assert suggest("MEM-OBJ-stores") == " The nearest declared ID is MEM-OBJ-store."
     assert suggest("EPI-CLM-unrelated-thing") == ""
 
@@ -38,12 +38,12 @@ LINES = st.lists(st.sampled_from(PIECES), max_size=10).map("".join)
 @given(st.lists(LINES, min_size=1, max_size=6))
 def test_lookalike_findings_are_those_of_reading_every_token(lines):
     report = parse_report("\n".join(["# Report", ""] + lines) + "\n")
-    fast = _Collector("m.md")
+    fast = Collector("m.md")
     lookalikes.check_lookalikes(fast, report)
     skipping = lookalikes._IMITATING_RE
     try:
         lookalikes._IMITATING_RE = re.compile("")  # matches every line: no line is skipped
-        every = _Collector("m.md")
+        every = Collector("m.md")
         lookalikes.check_lookalikes(every, report)
     finally:
         lookalikes._IMITATING_RE = skipping
@@ -72,10 +72,10 @@ IDS = st.sampled_from(["CMP-1", "OBJ-2", "RT-OBJ-a", "MEM-RTE-b", "SRC-1"])
 def test_an_issues_references_are_those_asking_every_issue_afresh(references, issues):
     from records.document import IntegrationIssue, ParsedReport, Reference
     from records.validation import MemberInput
-    from records.validation.references import _references_of
+    from records.validation.references import references_of
 
     report = ParsedReport(text="", segments=(), references=tuple(Reference(r, line) for r, line in references),
                           integration_issues=tuple(IntegrationIssue(i, "", line, tuple(refs))
                                                    for i, (refs, line) in enumerate(issues, start=1)))
     member = MemberInput("m.md", "memory", report)
-    assert _references_of(member) == references_asking_every_issue_afresh(member)
+    assert references_of(member) == references_asking_every_issue_afresh(member)

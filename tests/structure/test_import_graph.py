@@ -155,3 +155,45 @@ def test_no_import_runs_up_the_layers():
 ])
 def test_circles_finds_exactly_the_loops(graph, expected):
     assert circles(graph) == expected
+
+
+def private_imports(name: str, path: Path, modules: dict[str, Path]) -> list[str]:
+    """Every `_name` this module takes from another project module: `from m import _x`, or `m._x` where
+    `m` is a project module it imported (STYLE.md "Seams": a leading underscore means "this module only")."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    aliases: dict[str, str] = {}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = package.split(".")
+                base = ".".join(anchor[: len(anchor) - (node.level - 1)] + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for alias in node.names:
+                if f"{base}.{alias.name}" in modules:
+                    aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
+                elif base in modules and alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{name}:{node.lineno} imports {base}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            aliases.update({alias.asname: alias.name for alias in node.names if alias.asname and alias.name in modules})
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            found.append(f"{name}:{node.lineno} uses {aliases[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_no_module_takes_another_modules_private_name():
+    modules = project_modules()
+    assert [use for name, path in sorted(modules.items()) for use in private_imports(name, path, modules)] == []
+
+
+def test_it_finds_a_private_name_taken_by_import_and_by_attribute(tmp_path):
+    module = tmp_path / "nosy.py"
+    module.write_text("from records.validation.findings import _hidden\nfrom records.validation import reading\n"
+                      "reading._secret\n")
+    modules = project_modules() | {"nosy": module}
+    assert private_imports("nosy", module, modules) == [
+        "nosy:1 imports records.validation.findings._hidden", "nosy:3 uses records.validation.reading._secret"]
