@@ -25,100 +25,21 @@ def set_findings(
     canonical_ids: Collection[str],
     extra_mappings: Sequence[tuple[str, str, str]],
 ) -> list[Finding]:
-    findings: list[Finding] = []
     declared_in: dict[str, list[tuple[str, int]]] = defaultdict(list)
     for m in members:
         for decl in m.report.declarations:
             declared_in[decl.record_id].append((m.name, decl.line_start))
     role_of = {m.name: m.role for m in members}
-    sources = {row.source_id for m in members for row in m.report.sources}
-    canonical = set(canonical_ids)
-    resolvable = set(declared_in) | canonical
-    suggest = Suggestions(resolvable)
+    resolvable = set(declared_in) | set(canonical_ids)
     links_by_member = links_form_by_member(members)
+    references = _References(declared_in, role_of, resolvable, {row.source_id for m in members for row in m.report.sources})
 
-    # Duplicate declarations across members. A result restates the canonical
-    # records, so its declarations are not duplicates of the members'.
-    for record_id, places in sorted(declared_in.items()):
-        groups: dict[bool, list[tuple[str, int]]] = defaultdict(list)
-        for name, line in places:
-            groups[role_of[name] == "result"].append((name, line))
-        for is_result, group in groups.items():
-            member_names = sorted({name for name, _ in group})
-            if len(member_names) < 2:
-                continue
-            for name, line in group:
-                others = ", ".join(n for n in member_names if n != name)
-                findings.append(
-                    Finding(
-                        "duplicate-declaration-across-members",
-                        ERROR,
-                        name,
-                        record_id,
-                        line,
-                        f"{record_id} is also declared in {others}; IDs are unique across the run's set — keep the owner's declaration and annotate it elsewhere.",
-                    )
-                )
-
+    findings = _duplicate_declarations(declared_in, role_of)
     for m in members:
-        current = current_by_member[m.name]
-        excused = {s.source for s in m.report.mappings} if is_result_member(m) else set()
-        for record_id, line in references_of(m):
-            if is_source_id(record_id):
-                if record_id not in sources:
-                    findings.append(
-                        Finding(
-                            "unknown-source",
-                            ERROR,
-                            m.name,
-                            record_id,
-                            line,
-                            f"{record_id} is not in any Source register of this run; register it or cite a registered source.",
-                        )
-                    )
-                continue
-            if not is_record_id(record_id):
-                continue
-            if links_by_member[m.name]:
-                continue  # a bare ID is a mention there; its citations are resolved by destination below
-            if record_id in excused:
-                continue  # an imported result's proposal IDs live in a memory report outside the run
-            if record_id not in resolvable:
-                parent = slug_parent(record_id)
-                if parent and parent in resolvable:
-                    findings.append(
-                        Finding(
-                            "slug-extends-declared-id",
-                            ERROR,
-                            m.name,
-                            record_id,
-                            line,
-                            f"{record_id} is the declared ID {parent} plus a word; write {parent} (and any following word apart from it) or declare a distinct record.",
-                        )
-                    )
-                    continue
-                findings.append(
-                    Finding(
-                        "unresolved-reference",
-                        ERROR,
-                        m.name,
-                        record_id,
-                        line,
-                        f"{record_id} is not declared by any member of this run nor among its canonical records.{suggest(record_id)}",
-                    )
-                )
-            elif len(declared_in.get(record_id, ())) > 1 and len({n for n, _ in declared_in[record_id] if role_of[n] != 'result'}) > 1:
-                findings.append(
-                    Finding(
-                        "ambiguous-reference",
-                        severity_of(current),
-                        m.name,
-                        record_id,
-                        line,
-                        f"{record_id} is declared more than once in this run, so this reference is ambiguous; resolve the duplicate declaration.",
-                    )
-                )
-
+        if links_by_member[m.name]:
+            findings.extend(references.unknown_sources(m))  # a bare ID is a mention there; citations resolve below
+        else:
+            findings.extend(references.findings(m, current_by_member[m.name]))
     findings.extend(part_of_resolution(members, resolvable))
     findings.extend(citation_findings(members, links_by_member))
     findings.extend(limit_findings(members))
@@ -126,17 +47,88 @@ def set_findings(
     findings.extend(mapping_findings(members, extra_mappings))
     findings.extend(amendment_findings(members, declared_in, current_by_member))
     findings.extend(quoted_paths(members))
-    if not any(m.report.sources for m in members) and any(
-        ref for m in members for ref, _ in references_of(m) if is_source_id(ref)
-    ):
-        findings.append(
-            Finding(
-                "no-source-register",
-                WARNING,
-                members[0].name,
-                "",
-                0,
-                "No member of this run carries a Source register; upload the overview or boundary member that registers the sources.",
-            )
-        )
+    findings.extend(_no_source_register(members))
     return findings
+
+
+def _duplicate_declarations(declared_in: Mapping[str, list[tuple[str, int]]], role_of: Mapping[str, str]) -> list[Finding]:
+    """Duplicate declarations across members. A result restates the canonical records, so its
+    declarations are not duplicates of the members'."""
+    findings = []
+    for record_id, places in sorted(declared_in.items()):
+        groups: dict[bool, list[tuple[str, int]]] = defaultdict(list)
+        for name, line in places:
+            groups[role_of[name] == "result"].append((name, line))
+        for group in groups.values():
+            member_names = sorted({name for name, _ in group})
+            if len(member_names) < 2:
+                continue
+            for name, line in group:
+                others = ", ".join(n for n in member_names if n != name)
+                findings.append(Finding(
+                    "duplicate-declaration-across-members", ERROR, name, record_id, line,
+                    f"{record_id} is also declared in {others}; IDs are unique across the run's set — keep the owner's declaration and annotate it elsewhere.",
+                ))
+    return findings
+
+
+class _References:
+    """One member's references judged against the run's set: unknown sources, unresolved, slug-extended
+    and ambiguous record IDs, in the order the member makes them."""
+
+    def __init__(self, declared_in, role_of, resolvable: set[str], sources: set[str]):
+        self.declared_in, self.role_of, self.resolvable, self.sources = declared_in, role_of, resolvable, sources
+        self.suggest = Suggestions(resolvable)
+
+    def unknown_sources(self, m: MemberInput) -> list[Finding]:
+        return [self._unknown_source(m, ref, line) for ref, line in references_of(m)
+                if is_source_id(ref) and ref not in self.sources]
+
+    def _unknown_source(self, m: MemberInput, record_id: str, line: int) -> Finding:
+        return Finding("unknown-source", ERROR, m.name, record_id, line,
+                       f"{record_id} is not in any Source register of this run; register it or cite a registered source.")
+
+    def findings(self, m: MemberInput, current: bool) -> list[Finding]:
+        excused = {s.source for s in m.report.mappings} if is_result_member(m) else set()
+        found = []
+        for record_id, line in references_of(m):
+            if is_source_id(record_id):
+                if record_id not in self.sources:
+                    found.append(self._unknown_source(m, record_id, line))
+            elif not is_record_id(record_id) or record_id in excused:
+                continue  # an imported result's proposal IDs live in a memory report outside the run
+            elif record_id not in self.resolvable:
+                found.append(self._unresolved(m, record_id, line))
+            elif self._ambiguous(record_id):
+                found.append(Finding(
+                    "ambiguous-reference", severity_of(current), m.name, record_id, line,
+                    f"{record_id} is declared more than once in this run, so this reference is ambiguous; resolve the duplicate declaration.",
+                ))
+        return found
+
+    def _unresolved(self, m: MemberInput, record_id: str, line: int) -> Finding:
+        parent = slug_parent(record_id)
+        if parent and parent in self.resolvable:
+            return Finding(
+                "slug-extends-declared-id", ERROR, m.name, record_id, line,
+                f"{record_id} is the declared ID {parent} plus a word; write {parent} (and any following word apart from it) or declare a distinct record.",
+            )
+        return Finding(
+            "unresolved-reference", ERROR, m.name, record_id, line,
+            f"{record_id} is not declared by any member of this run nor among its canonical records.{self.suggest(record_id)}",
+        )
+
+    def _ambiguous(self, record_id: str) -> bool:
+        places = self.declared_in.get(record_id, ())
+        return len(places) > 1 and len({n for n, _ in places if self.role_of[n] != "result"}) > 1
+
+
+def _no_source_register(members: Sequence[MemberInput]) -> list[Finding]:
+    if any(m.report.sources for m in members) or not any(
+        is_source_id(ref) for m in members for ref, _ in references_of(m)
+    ):
+        return []
+    return [Finding(
+        "no-source-register", WARNING, members[0].name, "", 0,
+        "No member of this run carries a Source register; upload the overview or boundary member that registers the sources.",
+    )]

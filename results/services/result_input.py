@@ -121,7 +121,36 @@ def gather_result_input(
     """The renderer's input for a set that re-validated without errors (any error refuses finalization)."""
     accepted = [m for m in mappings if m.state == Mapping.State.ACCEPTED]
     aliases = _aliases(canonical, accepted)
+    member_entries, sources = _members_and_sources(members)
+    issue_entries, rejected = _issues(members)
+    amendments, conflicts = _amendment_entries(members, aliases)
+    disposition, profile = _front_matter_facts(members)
+    return rendering.ResultInput(
+        run_id=run.run_id, system=run.system, title=run.title, run_date=_iso(run.run_date),
+        result_disposition=disposition, target_class=run.target_class, boundary_kind=run.boundary_kind,
+        reviewed_boundary=run.reviewed_boundary, evidence_tier=run.evidence_tier,
+        analysis_cutoff=_iso(run.analysis_cutoff),
+        verification=_verification(run, approval, members, warnings),
+        memory_comparison=_plain_json(profile),
+        members=tuple(member_entries),
+        sources=tuple(sources),
+        canonical_records=tuple(_canonical_entries(members, canonical, _annotations(members, aliases))),
+        mappings=tuple(rendering.MappingEntry(source=m.source, relation=m.relation, target=m.target or "")
+                       for m in accepted),
+        integration_issues=tuple(issue_entries),
+        amendments=tuple(amendments),
+        unresolved_conflicts=tuple(conflicts),
+        rejected_items=tuple(rejected + _rejected_records(canonical)),
+        corrections=_corrections(run),
+        dispositions=tuple(rendering.DispositionEntry(
+            member=d.member, record=d.record, disposition=d.disposition, relation=d.relation, target=d.target,
+            rationale=d.rationale, alternatives=d.alternatives) for d in standing.dispositions),
+        independent_reviews=independent_reviews(run),
+    )
 
+
+def _annotations(members: list[VerifiedMember], aliases: dict[str, str]) -> dict[str, list[rendering.AnnotationEntry]]:
+    """Each canonical record's annotations by the members, through the aliases."""
     annotations: dict[str, list[rendering.AnnotationEntry]] = {}
     for member in members:
         for annotation in member.report.annotations:
@@ -130,7 +159,11 @@ def gather_result_input(
                 annotations.setdefault(canonical_id, []).append(
                     rendering.AnnotationEntry(member=member.shown_name, target=annotation.target, text=annotation.body)
                 )
+    return annotations
 
+
+def _canonical_entries(members: list[VerifiedMember], canonical: list[CanonicalRecord],
+                       annotations: dict[str, list[rendering.AnnotationEntry]]) -> list[rendering.CanonicalEntry]:
     records = []
     for c in canonical:
         if c.state != CanonicalRecord.State.ACTIVE:
@@ -143,7 +176,11 @@ def gather_result_input(
             annotations=tuple(annotations.get(c.canonical_id, ())),
             declared_as=declared_as if renamed else "", declared_in=declared_in if renamed else "",
         ))
+    return records
 
+
+def _members_and_sources(members: list[VerifiedMember]) -> tuple[list[rendering.MemberEntry], list[rendering.SourceEntry]]:
+    """Each member's entry, and the run's sources in the order the members first register them."""
     member_entries, sources, seen_sources = [], [], set()
     for member in members:
         prose, boundary = _prose_and_boundary(member)
@@ -155,7 +192,11 @@ def gather_result_input(
             if row.source_id not in seen_sources:
                 seen_sources.add(row.source_id)
                 sources.append(rendering.SourceEntry(source_id=row.source_id, columns=row.columns))
+    return member_entries, sources
 
+
+def _issues(members: list[VerifiedMember]) -> tuple[list[rendering.IssueDecision], list[rendering.RejectedItem]]:
+    """Every integration issue with its decision, and the rejected ones as rejected items."""
     issue_entries, rejected = [], []
     issues = (IntegrationIssue.objects.filter(member_version__in=[m.version for m in members])
               .select_related("member_version__member", "decision").order_by("member_version__member__role", "index"))
@@ -173,67 +214,54 @@ def gather_result_input(
                 consequence="the refinement or conflict it states is not carried into the shared records",
                 rationale=decision.rationale,
             ))
-    # A rejected mapping is not a limitation by itself: its record either has another, accepted place
-    # (the rejection is an alternative not taken, in Reconciliation) or has none (disposition
-    # `rejected`, in Limitations), as `standing` says.
-    for c in canonical:
-        if c.state == CanonicalRecord.State.REJECTED:
-            rejected.append(rendering.RejectedItem(
-                item=f"canonical record {c.canonical_id}",
-                consequence=f"{c.canonical_id} ({c.label or c.kind}) is not part of the shared records",
-                rationale=c.rationale, record=c.canonical_id,
-                declared_as=c.source_record_id if c.source_record_id != c.canonical_id else "",
-            ))
+    return issue_entries, rejected
 
-    amendments, conflicts = _amendment_entries(members, aliases)
 
+def _rejected_records(canonical: list[CanonicalRecord]) -> list[rendering.RejectedItem]:
+    """Rejected canonical records. A rejected mapping is not a limitation by itself: its record either has
+    another, accepted place (the rejection is an alternative not taken, in Reconciliation) or has none
+    (disposition `rejected`, in Limitations), as `standing` says."""
+    return [rendering.RejectedItem(
+        item=f"canonical record {c.canonical_id}",
+        consequence=f"{c.canonical_id} ({c.label or c.kind}) is not part of the shared records",
+        rationale=c.rationale, record=c.canonical_id,
+        declared_as=c.source_record_id if c.source_record_id != c.canonical_id else "",
+    ) for c in canonical if c.state == CanonicalRecord.State.REJECTED]
+
+
+def _front_matter_facts(members: list[VerifiedMember]) -> tuple[str, dict | None]:
+    """The result disposition the members declare (complete by default) and the memory-comparison profile."""
     fronts = [m.report.front_matter for m in members if isinstance(m.report.front_matter, dict)]
     disposition = next((f.get("result-disposition") for f in fronts
                         if f.get("result-disposition") in RESULT_DISPOSITIONS), "complete")
-    profile = next((m.report.front_matter["memory-comparison"] for m in members
-                    if isinstance(m.report.front_matter, dict)
-                    and isinstance(m.report.front_matter.get("memory-comparison"), dict)), None)
+    profile = next((f["memory-comparison"] for f in fronts if isinstance(f.get("memory-comparison"), dict)), None)
+    return disposition, profile
 
-    return rendering.ResultInput(
-        run_id=run.run_id, system=run.system, title=run.title, run_date=_iso(run.run_date),
-        result_disposition=disposition, target_class=run.target_class, boundary_kind=run.boundary_kind,
-        reviewed_boundary=run.reviewed_boundary, evidence_tier=run.evidence_tier,
-        analysis_cutoff=_iso(run.analysis_cutoff),
-        verification=rendering.Verification(
-            approval_note=approval.note, approved_by=approval.approved_by,
-            approved_at=approval.approved_at.isoformat(timespec="seconds"),
-            errors=0, warnings=warnings, manifest_sha256=approval.manifest_sha256,
-            quotations=quotations.verification_statement(run),
-            checks=(
-                f"SHA-256 of every stored member version recomputed and matched ({len(members)} members)",
-                "run manifest recomputed from the stored member bytes and matched the approved manifest",
-                "record contract (DESIGN §6) re-validated on the parse of the re-hashed member bytes, per member "
-                "and across the set",
-                *(("every quotation of the re-hashed member bytes re-checked against the stored source snapshot",)
-                  if quotations.current_snapshot(run) is not None else ()),
-                "every mapping, integration issue, amendment and unresolved conflict decided before approval",
-            ),
+
+def _verification(run: Run, approval: Approval, members: list[VerifiedMember], warnings: int) -> rendering.Verification:
+    return rendering.Verification(
+        approval_note=approval.note, approved_by=approval.approved_by,
+        approved_at=approval.approved_at.isoformat(timespec="seconds"),
+        errors=0, warnings=warnings, manifest_sha256=approval.manifest_sha256,
+        quotations=quotations.verification_statement(run),
+        checks=(
+            f"SHA-256 of every stored member version recomputed and matched ({len(members)} members)",
+            "run manifest recomputed from the stored member bytes and matched the approved manifest",
+            "record contract (DESIGN §6) re-validated on the parse of the re-hashed member bytes, per member "
+            "and across the set",
+            *(("every quotation of the re-hashed member bytes re-checked against the stored source snapshot",)
+              if quotations.current_snapshot(run) is not None else ()),
+            "every mapping, integration issue, amendment and unresolved conflict decided before approval",
         ),
-        memory_comparison=_plain_json(profile),
-        members=tuple(member_entries),
-        sources=tuple(sources),
-        canonical_records=tuple(records),
-        mappings=tuple(rendering.MappingEntry(source=m.source, relation=m.relation, target=m.target or "")
-                       for m in accepted),
-        integration_issues=tuple(issue_entries),
-        amendments=tuple(amendments),
-        unresolved_conflicts=tuple(conflicts),
-        rejected_items=tuple(rejected),
-        corrections=tuple(rendering.CorrectionEntry(
-            number=c.pk, member=c.member, record=c.record_id, text=c.text, author=c.author, state=c.state,
-            answer=c.answer, answer_text=c.answer_text,
-            answered_in=f"{c.member} v{c.answered_in.version}" if c.answered_in_id else "")
-            for c in CorrectionRequest.objects.filter(run=run).select_related("answered_in").order_by("pk")),
-        dispositions=tuple(rendering.DispositionEntry(
-            member=d.member, record=d.record, disposition=d.disposition, relation=d.relation, target=d.target,
-            rationale=d.rationale, alternatives=d.alternatives) for d in standing.dispositions),
-        independent_reviews=independent_reviews(run),
     )
+
+
+def _corrections(run: Run) -> tuple[rendering.CorrectionEntry, ...]:
+    return tuple(rendering.CorrectionEntry(
+        number=c.pk, member=c.member, record=c.record_id, text=c.text, author=c.author, state=c.state,
+        answer=c.answer, answer_text=c.answer_text,
+        answered_in=f"{c.member} v{c.answered_in.version}" if c.answered_in_id else "")
+        for c in CorrectionRequest.objects.filter(run=run).select_related("answered_in").order_by("pk"))
 
 
 def amended_records(paragraph, aliases: dict[str, str]) -> tuple[str, ...]:
