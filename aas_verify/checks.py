@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 
-from . import dsse, trail
+from . import dsse, trail, trail_signatures
 from .archive import ArchiveError, read_bundle
 from .manifests import ManifestError, artifact_pins, export_listing
 from .report import Failure, Report
@@ -214,8 +214,10 @@ def _compare(where, listed, files, hashes, members, failures) -> None:
         failures.append(Failure(where.split(" ")[0], f"{where} lists no member hash"))
 
 
-def verify_files(files: dict[str, bytes], keys: list[dsse.PublicKey] | None = None) -> Report:
-    """Every check on the bundle's files; `keys` None means the bundle's own public-key.pem."""
+def verify_files(files: dict[str, bytes], keys: list[dsse.PublicKey] | None = None, *,
+                 audit_keys: list[dsse.PublicKey] | None = None) -> Report:
+    """Every check on the bundle's files; `keys` None means the bundle's own public-key.pem. With
+    `audit_keys` (the server's audit public keys, from the caller), every audit event's signature too."""
     report = Report(files=len(files))
     failures = report.failures
     missing = [name for name in REQUIRED if name not in files]
@@ -249,6 +251,8 @@ def verify_files(files: dict[str, bytes], keys: list[dsse.PublicKey] | None = No
             failures.append(Failure(AUDIT, f"the trail of run {audit.run_id}, not of the attested run {run_id}",
                                     field="run"))
         trail.check_chain(audit, failures)
+        if audit_keys is not None:
+            trail_signatures.check_signatures(audit, audit_keys, failures, report.notes)
         if predicate:
             trail.check_attested_head(audit, predicate, result_sha256=hashes[RESULT_MD] if RESULT_MD in files else None,
                                       manifest_sha256=manifest_sha, failures=failures)
@@ -258,13 +262,13 @@ def verify_files(files: dict[str, bytes], keys: list[dsse.PublicKey] | None = No
 
 
 def verify_bundle(data: bytes, keys: list[dsse.PublicKey] | None = None, *,
-                  max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
+                  max_bytes: int = DEFAULT_MAX_BYTES, audit_keys: list[dsse.PublicKey] | None = None) -> Report:
     """Every check on an export bundle's bytes (zip or tar.gz)."""
     try:
         files = read_bundle(data, max_bytes=max_bytes)
     except ArchiveError as error:
         return Report(failures=[Failure("bundle", str(error).removeprefix("bundle: "))])
-    return verify_files(files, keys)
+    return verify_files(files, keys, audit_keys=audit_keys)
 
 
 def statement_of(envelope_json: bytes) -> dict:

@@ -126,3 +126,32 @@ def test_the_audit_key_lives_in_a_file_and_never_in_the_database(run_factory):
         cursor.execute("SELECT string_agg(t::text, '') FROM reviews_auditevent t")
         dump = cursor.fetchone()[0]
     assert key.private_hex() not in dump
+
+
+def test_events_signed_before_a_rotation_still_verify_after_it(run_factory, settings, tmp_path):
+    from reviews.audit_keys import load_audit_key, published_audit_keys
+
+    settings.AUDIT_KEY_PATH = str(tmp_path / "audit-ed25519.pem")
+    call_command("signing_key", "ensure", stdout=io.StringIO())  # makes the audit key too (make run)
+    first = load_audit_key().keyid
+    run = run_factory()
+    _append(run, 2)
+    out = io.StringIO()
+    call_command("audit_key", "rotate", stdout=out)
+    assert f"retired {first}" in out.getvalue()
+    assert load_audit_key().keyid != first
+    _append(run, 2)
+    assert verify_chain(run).ok
+    retired = {k.keyid: k for k in published_audit_keys()}[first]
+    assert retired.valid_until is not None and retired.as_api()["purpose"] == "audit"
+
+
+def test_a_missing_audit_key_writes_no_event_in_production(run_factory, settings, tmp_path):
+    from reviews.audit_keys import AuditKeyError
+
+    run = run_factory()
+    settings.AUDIT_KEY_PATH, settings.DEBUG = str(tmp_path / "none.pem"), False
+    before = AuditEvent.objects.filter(run=run).count()
+    with pytest.raises(AuditKeyError, match="no audit key"), transaction.atomic():
+        _append(run, 1)
+    assert AuditEvent.objects.filter(run=run).count() == before and not (tmp_path / "none.pem").exists()
