@@ -55,9 +55,7 @@ a caller cannot flood a run's permanent trail.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
-import os
 import re
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -66,17 +64,17 @@ from datetime import timedelta
 from functools import lru_cache, partial
 from typing import Any, Callable
 
-import rfc8785
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
+from .audit_check import ChainCheck, verify_chain  # noqa: F401  (callers import the chain's check from here)
+from .audit_form import GENESIS, canonical_json, chain_payload, event_hash, hashed_created_at, new_salt  # noqa: F401
 from .audit_keys import event_signature
 from .binding import cursor_for
 from .models import ApiToken, AuditEvent, DenialTally, Run
 
-GENESIS = "0" * 64
 # The integers RFC 8785 (I-JSON) carries exactly.
 SAFE_INT = 2**53 - 1
 # A denial is not participation in a run (reviews.access.may_read_audit reads this).
@@ -160,46 +158,6 @@ def plain_json(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return sorted((plain_json(v) for v in value), key=lambda v: canonical_json(v))
     return _plain_str(DjangoJSONEncoder().default(value))
-
-
-def hashed_created_at(event: AuditEvent) -> str:
-    return event.created_at.isoformat(timespec="microseconds")
-
-
-def chain_payload(event: AuditEvent) -> dict:
-    payload = {
-        "run": event.run.run_id if event.run_id else None,
-        "seq": event.seq,
-        "actor": event.actor,
-        "action": event.action,
-        "object_type": event.object_type,
-        "object_id": event.object_id,
-        "before": event.before,
-        "after": event.after,
-        "created_at": hashed_created_at(event),
-        "prev_hash": event.prev_hash,
-    }
-    if event.salt:  # the unsalted form is that of the events written before salts
-        payload["salt"] = event.salt
-    return payload
-
-
-def new_salt() -> str:
-    """An event's salt: 128 random bits, so that its hash confirms no guess of a withheld content."""
-    return os.urandom(16).hex()
-
-
-def canonical_json(payload: Any) -> bytes:
-    """RFC 8785 bytes of `payload`; raises rfc8785.CanonicalizationError on what JSON cannot carry."""
-    return rfc8785.dumps(payload)
-
-
-def event_hash(prev_hash: str, payload: dict) -> str:
-    return hashlib.sha256(prev_hash.encode("ascii") + canonical_json(payload)).hexdigest()
-
-
-def _chain(run: Run | None):
-    return AuditEvent.objects.filter(run=run) if run is not None else AuditEvent.objects.filter(run__isnull=True)
 
 
 def lock_run(run: Run | str) -> Run:
@@ -515,13 +473,6 @@ def record_denial(*, run: Run, actor: Actor, attempted: str, roles: list[str] | 
             tally.window_start, tally.count, tally.attempts, tally.event = now, 1, {attempted: 1}, event
             tally.save(update_fields=["window_start", "count", "attempts", "event"])
         return event
-
-
-def verify_chain(run: Run | None):
-    """The chain's check (reviews/audit_check.py): hashes, sequence, head, signatures, recorded heads."""
-    from .audit_check import verify_trail  # it reads this module's payload form
-
-    return verify_trail(run)
 
 
 def chain_head(run: Run) -> tuple[int, str]:

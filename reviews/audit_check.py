@@ -18,12 +18,12 @@ Signatures and recorded heads name every event that fails, not only the first.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import rfc8785
 
-from .audit import GENESIS, chain_payload, event_hash
+from .audit_form import GENESIS, chain_payload, event_hash
 from .audit_keys import published_audit_keys, verifies
 from .models import AuditEvent, Run
 
@@ -103,7 +103,7 @@ class _Signatures:
             self.unsigned_history = event.seq
 
 
-def verify_trail(run: Run | None) -> ChainCheck:
+def verify_chain(run: Run | None) -> ChainCheck:
     """Recompute the chain from its first event, compare its end with the run's chain head, check every
     signature and the heads recorded of it; name the first broken event, and each failing one."""
     signatures = _Signatures([key.public_key for key in published_audit_keys()])

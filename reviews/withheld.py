@@ -15,7 +15,7 @@ contents that are shown) up to the next withheld salted event, whose own hash de
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Callable
+from collections.abc import Callable
 
 from .models import AuditEvent, Run
 

@@ -18,7 +18,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from reviews import audit
-from reviews.audit import Actor, chain_payload, event_hash, verify_chain
+from reviews.audit import chain_payload, event_hash, verify_chain
 from reviews.models import AuditEvent
 from tests.reviews.test_audit import _append
 from tests.reviews.test_audit_head import app_role  # noqa: F401  (a fixture)
