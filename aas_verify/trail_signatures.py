@@ -12,20 +12,22 @@ import base64
 import binascii
 
 from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from .dsse import PublicKey
 from .report import Failure
 from .trail import AUDIT, Trail
 
 
-def _verifies(keys: list[PublicKey], digest: str, signature: str) -> bool:
+def signature_verifies(keys: list[Ed25519PublicKey], digest: str, signature: str) -> bool:
+    """Whether `signature` (base64) is one of `keys`' Ed25519 signatures of `digest` (its ASCII bytes)."""
     try:
         raw = base64.b64decode(signature.encode("ascii"), validate=True)
     except (binascii.Error, ValueError, UnicodeEncodeError):
         return False
     for key in keys:
         try:
-            key.key.verify(raw, digest.encode("ascii"))
+            key.verify(raw, digest.encode("ascii"))
             return True
         except (InvalidSignature, ValueError):
             continue
@@ -36,11 +38,12 @@ def check_signatures(trail: Trail, keys: list[PublicKey], failures: list[Failure
     """Each event's signature against `keys`; each event unsigned after the first signed one, or wrongly
     signed, named."""
     first_signed, history = None, 0
+    public = [key.key for key in keys]
     for event in trail.events:
         seq, signature, digest = event.get("seq"), event.get("signature"), event.get("hash")
         if signature:
             first_signed = first_signed or seq
-            if not isinstance(signature, str) or not isinstance(digest, str) or not _verifies(keys, digest, signature):
+            if not isinstance(signature, str) or not isinstance(digest, str) or not signature_verifies(public, digest, signature):
                 failures.append(Failure(AUDIT, f"({event.get('action')}) signature does not verify against the "
                                                "audit key given (forged, or copied from another event)",
                                         seq=seq, field="signature"))

@@ -10,26 +10,22 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection, transaction
+from django.db import connection
 
 from results.services import finalize_run
 from reviews.audit import verify_chain
 from reviews.models import AuditEvent
 from tests.results.test_approval import corpus_files, finalize_sends, ready_run  # noqa: F401
 from tests.results.test_finalize import WORKER, approved_run  # noqa: F401
-from tests.reviews.test_audit import TRIGGER
+from tests.reviews.test_audit_head import _cut_last
 
 pytestmark = pytest.mark.django_db
 
 
 def _cut_tail_and_move_head(run, n: int) -> None:
     """As a superuser: delete the run's last n events behind the trigger's back, then the head onto the last left."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute(f"ALTER TABLE reviews_auditevent DISABLE TRIGGER {TRIGGER}")
-        cursor.execute("DELETE FROM reviews_auditevent WHERE id IN (SELECT id FROM reviews_auditevent "
-                       "WHERE run_id = %s ORDER BY seq DESC LIMIT %s)", [run.pk, n])
-        cursor.execute(f"ALTER TABLE reviews_auditevent ENABLE TRIGGER {TRIGGER}")
+    _cut_last(run, n)
+    with connection.cursor() as cursor:
         cursor.execute("UPDATE reviews_run SET (audit_head_seq, audit_head_hash) = (SELECT seq, hash FROM "
                        "reviews_auditevent WHERE run_id = %s ORDER BY seq DESC LIMIT 1) WHERE id = %s",
                        [run.pk, run.pk])

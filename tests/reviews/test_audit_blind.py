@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from django.test import Client
 
 from aas_verify.trail import event_hash
 from reconcile.models import IssueDecision, Mapping
@@ -148,5 +149,9 @@ def test_unsalted_history_keeps_its_hashes_withheld_with_its_content(run_factory
     own = _listing(reviewer, run)
     assert all(e["hash"] for e in own)  # A reads every hash: with them the brute force finds every event
     assert set(_brute_force(run, _withheld_again(own), _truths(run))) == set(_truths(run))
+    timeline = Client()
+    timeline.force_login(second_reviewer.user)
+    page = timeline.get(f"/runs/{run.run_id}/audit/").content.decode()
+    assert not any(e.hash in page for e in AuditEvent.objects.filter(run=run, action="pass.decided"))
     check = verify_chain(run)
     assert check.ok, check.reason
