@@ -20,9 +20,12 @@ The bundle layout verified (a zip or tar.gz; one top-level folder is stripped):
                            the RFC 8785 form of the stored data)
     audit.json             {"run": RUN_ID, "head": {"seq": N, "hash": H},
                             "events": [{seq, actor, action, object_type, object_id,
-                                        before, after, created_at, prev_hash, hash}, ...]}
+                                        before, after, created_at, prev_hash, hash,
+                                        salt, signature}, ...]}
                            every event of the run, oldest first, `created_at` exactly
-                           the string hashed; `head` the run row's chain head at export
+                           the string hashed (with `salt` when not empty); `signature`
+                           the audit key's Ed25519 of `hash`; `head` the run row's
+                           chain head at export
     attestation.dsse.json  the DSSE envelope {payloadType: "application/vnd.in-toto+json",
                            payload: base64(statement), signatures: [{keyid, sig}]}
     public-key.pem         the Ed25519 public key (SubjectPublicKeyInfo PEM) it was signed with
@@ -51,8 +54,10 @@ Checks, each failure naming the file and, where it applies, the event and the fi
 every ARTIFACT.yaml pin and MANIFEST.json hash against the bytes; every member file
 pinned; the member hashes written in result.md (Run identity, Reconciliation, the run
 manifest hash) and result.json against the member files; every audit event's hash
-recomputed from its content and predecessor, the sequence unbroken from 1, and the
-trail's end equal to its recorded head; the attested head present in the trail with
+recomputed from its content and predecessor, the sequence unbroken from 1, the salted
+form after the first salted event, the trail's end equal to its recorded head, and,
+given the server's audit keys (`audit_keys=`), every event's signature after the
+first signed one; the attested head present in the trail with
 its hash, a `run.finalized` whose result and manifest hashes are result.md's and
 ARTIFACT.yaml's; each attested approval matching its `run.approved` event (actor,
 note, the chain head it signed off, which must be the trail's event before it); every subject

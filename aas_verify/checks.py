@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Iterable
 
-from . import dsse, keys, trail
+from . import dsse, keys, trail, trail_signatures
 from .archive import ArchiveError, read_bundle
 from .manifests import ManifestError, artifact_pins, export_listing
 from .report import Failure, Report
@@ -273,9 +273,10 @@ def _compare(where, listed, files, hashes, members, failures) -> None:
 
 
 def verify_files(files: dict[str, bytes], trusted: list[keys.PublicKey] | None = None, *,
-                 fingerprints: Iterable[str] = ()) -> Report:
+                 fingerprints: Iterable[str] = (), audit_keys: list[keys.PublicKey] | None = None) -> Report:
     """Every check on the bundle's files; the signature against the `trusted` keys and pinned `fingerprints`
-    (hex SHA-256 of raw public keys) the caller supplies: with neither, the report fails "not checked"."""
+    (hex SHA-256 of raw public keys) the caller supplies: with neither, the report fails "not checked".
+    With `audit_keys` (the server's audit public keys, from the caller), every audit event's signature too."""
     trust = keys.Trust(tuple(trusted or ()), frozenset(map(keys.pinned, fingerprints)))
     report = Report(files=len(files))
     failures = report.failures
@@ -310,6 +311,8 @@ def verify_files(files: dict[str, bytes], trusted: list[keys.PublicKey] | None =
             failures.append(Failure(AUDIT, f"the trail of run {audit.run_id}, not of the attested run {run_id}",
                                     field="run"))
         trail.check_chain(audit, failures)
+        if audit_keys is not None:
+            trail_signatures.check_signatures(audit, audit_keys, failures, report.notes)
         if predicate:
             trail.check_attested_head(audit, predicate, result_sha256=hashes[RESULT_MD] if RESULT_MD in files else None,
                                       manifest_sha256=manifest_sha, failures=failures)
@@ -321,13 +324,13 @@ def verify_files(files: dict[str, bytes], trusted: list[keys.PublicKey] | None =
 
 
 def verify_bundle(data: bytes, trusted: list[keys.PublicKey] | None = None, *, fingerprints: Iterable[str] = (),
-                  max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
+                  max_bytes: int = DEFAULT_MAX_BYTES, audit_keys: list[keys.PublicKey] | None = None) -> Report:
     """Every check on an export bundle's bytes (zip or tar.gz), as `verify_files`."""
     try:
         files = read_bundle(data, max_bytes=max_bytes)
     except ArchiveError as error:
         return Report(failures=[Failure("bundle", str(error).removeprefix("bundle: "))])
-    return verify_files(files, trusted, fingerprints=fingerprints)
+    return verify_files(files, trusted, fingerprints=fingerprints, audit_keys=audit_keys)
 
 
 def statement_of(envelope_json: bytes) -> dict:

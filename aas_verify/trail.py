@@ -3,9 +3,12 @@
 An event's hash is SHA-256 over its predecessor's hash (64 ASCII hex digits,
 64 zeros before event #1) followed by the RFC 8785 bytes of
 
-    {run, seq, actor, action, object_type, object_id, before, after, created_at, prev_hash}
+    {run, seq, actor, action, object_type, object_id, before, after, created_at, prev_hash, salt}
 
-with `run` the run ID that `audit.json` names at its top.
+with `run` the run ID that `audit.json` names at its top. `salt` (32 hex digits) is in the payload
+only when the event has one: events written before salts are hashed in the unsalted form, which is
+accepted only before the chain's first salted event. Each event's `signature` (base64 Ed25519 of its
+hash by the server's audit key) is checked by `trail_signatures` against audit keys the caller gives.
 
 Speed: most events hold no float and no key beyond U+FFFF, and for those the
 standard library's C encoder (sorted keys, no whitespace, no ASCII escaping)
@@ -53,6 +56,8 @@ class Trail:
 def payload_of(run_id: str, event: dict) -> dict:
     payload = {name: event.get(name) for name in CONTENT_FIELDS}
     payload["run"] = run_id
+    if event.get("salt"):
+        payload["salt"] = event["salt"]
     return payload
 
 
@@ -84,14 +89,17 @@ def quick_form(run_json: str, event: dict) -> str:
         texts = _text_fields(event)
     except KeyError:
         texts = ()
-    if _C_ENCODE is None or type(event.get("seq")) is not int or set(map(type, texts)) != _STRINGS:
+    salt = event.get("salt")
+    if (_C_ENCODE is None or type(event.get("seq")) is not int or set(map(type, texts)) != _STRINGS
+            or (salt and type(salt) is not str)):
         return QUICK.encode(payload_of(json.loads(run_json), event))
+    salted = f'"salt":{encode_basestring(salt)},' if salt else ""
     action, actor, created_at, object_id, object_type, prev_hash = map(encode_basestring, texts)
     after, before = event.get("after"), event.get("before")
     return (f'{{"action":{action},"actor":{actor},"after":{"null" if after is None else _value(after)},'
             f'"before":{"null" if before is None else _value(before)},"created_at":{created_at},'
             f'"object_id":{object_id},"object_type":{object_type},"prev_hash":{prev_hash},"run":{run_json},'
-            f'"seq":{event["seq"]}}}')
+            f'{salted}"seq":{event["seq"]}}}')
 
 
 def _quick_hash(run_json: str, event: dict) -> str | None:
@@ -133,16 +141,18 @@ def check_chain(trail: Trail, failures: list[Failure]) -> None:
     After a broken event the check goes on from the hash that event states, so one
     edit is reported at its own event and not again at every later one.
     """
-    expected_seq, prev_hash = 1, GENESIS
+    expected_seq, prev_hash, salted = 1, GENESIS, None
     run_json = encode_basestring(trail.run_id or "")
     by_seq = trail.by_seq
     for event in trail.events:
         seq, recorded = event.get("seq"), event.get("hash")
         # The common case in one test: the next number, linked to its predecessor, its hash recomputed.
         if (seq == expected_seq and type(seq) is int and event.get("prev_hash") == prev_hash
-                and type(recorded) is str and _quick_hash(run_json, event) == recorded):
+                and type(recorded) is str and (salted is None or event.get("salt"))
+                and _quick_hash(run_json, event) == recorded):
             by_seq.setdefault(seq, event)
             expected_seq, prev_hash = seq + 1, recorded
+            salted = salted or (seq if event.get("salt") else None)
             continue
         if not isinstance(seq, int) or isinstance(seq, bool):
             failures.append(Failure(AUDIT, f"event at position {expected_seq} has no integer seq", field="seq"))
@@ -159,6 +169,10 @@ def check_chain(trail: Trail, failures: list[Failure]) -> None:
         if not isinstance(event.get("prev_hash"), str) or not isinstance(event.get("hash"), str):
             failures.append(Failure(AUDIT, f"{_where(event)} hash or prev_hash missing", seq=seq, field="hash"))
             return
+        if salted is not None and not event.get("salt"):
+            failures.append(Failure(AUDIT, f"{_where(event)} unsalted event after the chain's first salted event "
+                                           f"#{salted}: not written by the server", seq=seq, field="salt"))
+        salted = salted or (seq if event.get("salt") else None)
         if _quick_hash(run_json, event) == event["hash"]:
             expected_seq, prev_hash = seq + 1, event["hash"]
             continue

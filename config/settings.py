@@ -154,6 +154,8 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # SIGNING_PUBLIC_KEYS_DIR) and listed by GET /api/keys/.
 SIGNING_KEY_PATH = env_str("SIGNING_KEY_PATH", str(VAR_DIR / "signing" / "ed25519.pem"))
 SIGNING_PUBLIC_KEYS_DIR = env_str("SIGNING_PUBLIC_KEYS_DIR", "")
+# The audit key (reviews/audit_keys.py) signs every audit event; a file beside the result key, never in the database.
+AUDIT_KEY_PATH = env_str("AUDIT_KEY_PATH", str(Path(SIGNING_KEY_PATH).parent / "audit-ed25519.pem"))
 
 # Uploads: reports are UTF-8 text, 5 MB by default; bundles may be larger.
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 5 * 1024 * 1024)

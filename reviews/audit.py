@@ -8,12 +8,21 @@ revoked) form one more chain. Within a chain, `seq` counts 1, 2, 3, … and
 where the first event's prev_hash is 64 zeros and the canonical JSON is the
 object built by `chain_payload`: run (its `run_id`, or null), seq, actor,
 action, object_type, object_id, before, after, created_at (ISO 8601 with
-microseconds and offset, `2026-09-25T10:00:00.123456+00:00`) and prev_hash,
-serialised per RFC 8785 (JCS) by the `rfc8785` package: keys sorted by
+microseconds and offset, `2026-09-25T10:00:00.123456+00:00`), prev_hash and
+salt (32 hex digits: 16 random bytes; events written before salts have none,
+and their payload no `salt` key), serialised per RFC 8785 (JCS) by the `rfc8785` package: keys sorted by
 UTF-16 code units, UTF-8, no insignificant whitespace, numbers in their
 ECMAScript form (`1.0` is `1`, `1e16` is `10000000000000000`). The API
 returns `created_at` in exactly this form, so anyone can recompute the chain
 from `GET /api/runs/{run_id}/audit/` alone.
+
+Blind and signed (DESIGN §8): the salt is withheld with a withheld event's
+content (reviews/withheld.py), so its hash confirms no guess of that content;
+a chain's events after its first salted one must all be salted. Each event's
+`signature` is the audit key's Ed25519 signature of its hash
+(reviews/audit_keys.py), a key the database never holds: verify_chain
+(reviews/audit_check.py) names an event unsigned, or wrongly signed, after the
+chain's first signed event; those before it are unsigned history.
 
 What is hashed is what is stored, and what is stored survives PostgreSQL's
 jsonb round trip unchanged. `record_event` therefore first makes before/after
@@ -46,7 +55,6 @@ a caller cannot flood a run's permanent trail.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
 import re
 from collections.abc import Iterator
@@ -56,17 +64,18 @@ from datetime import timedelta
 from functools import lru_cache, partial
 from typing import Any, Callable
 
-import rfc8785
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
 from .actions import Action
+from .audit_check import ChainCheck, verify_chain  # noqa: F401  (callers import the chain's check from here)
+from .audit_form import GENESIS, canonical_json, chain_payload, event_hash, hashed_created_at, new_salt  # noqa: F401
+from .audit_keys import event_signature
 from .binding import cursor_for
 from .models import ApiToken, AuditEvent, DenialTally, Run
 
-GENESIS = "0" * 64
 # The integers RFC 8785 (I-JSON) carries exactly.
 SAFE_INT = 2**53 - 1
 # A denial is not participation in a run (reviews.access.may_read_audit reads this).
@@ -150,38 +159,6 @@ def plain_json(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return sorted((plain_json(v) for v in value), key=lambda v: canonical_json(v))
     return _plain_str(DjangoJSONEncoder().default(value))
-
-
-def hashed_created_at(event: AuditEvent) -> str:
-    return event.created_at.isoformat(timespec="microseconds")
-
-
-def chain_payload(event: AuditEvent) -> dict:
-    return {
-        "run": event.run.run_id if event.run_id else None,
-        "seq": event.seq,
-        "actor": event.actor,
-        "action": event.action,
-        "object_type": event.object_type,
-        "object_id": event.object_id,
-        "before": event.before,
-        "after": event.after,
-        "created_at": hashed_created_at(event),
-        "prev_hash": event.prev_hash,
-    }
-
-
-def canonical_json(payload: Any) -> bytes:
-    """RFC 8785 bytes of `payload`; raises rfc8785.CanonicalizationError on what JSON cannot carry."""
-    return rfc8785.dumps(payload)
-
-
-def event_hash(prev_hash: str, payload: dict) -> str:
-    return hashlib.sha256(prev_hash.encode("ascii") + canonical_json(payload)).hexdigest()
-
-
-def _chain(run: Run | None):
-    return AuditEvent.objects.filter(run=run) if run is not None else AuditEvent.objects.filter(run__isnull=True)
 
 
 def lock_run(run: Run | str) -> Run:
@@ -443,8 +420,10 @@ def record_event(
             after=plain_json(after),
             created_at=timezone.now(),
             prev_hash=prev_hash,
+            salt=new_salt(),
         )
         event.hash = event_hash(prev_hash, chain_payload(event))
+        event.signature = event_signature(event.hash)
         if in_statement:
             live = _insert_at_head(run, event, run_fields, actor.token_id, with_event,
                                    move_head=appended_from is _NOT_APPENDING or bool(run_fields))
@@ -495,60 +474,6 @@ def record_denial(*, run: Run, actor: Actor, attempted: str, roles: list[str] | 
             tally.window_start, tally.count, tally.attempts, tally.event = now, 1, {attempted: 1}, event
             tally.save(update_fields=["window_start", "count", "attempts", "event"])
         return event
-
-
-@dataclass(frozen=True)
-class ChainCheck:
-    ok: bool
-    events: int
-    broken_seq: int | None = None
-    broken_event_id: int | None = None
-    reason: str = ""
-
-    def report(self) -> dict:
-        """The verify API's answer: the count when the chain holds, the first broken event when not."""
-        if self.ok:
-            return {"ok": True, "events": self.events}
-        answer = {"ok": False, "broken_seq": self.broken_seq, "reason": self.reason}
-        if self.broken_event_id is not None:  # a cut trail's first missing event has no row
-            answer["broken_event_id"] = self.broken_event_id
-        return answer
-
-
-def verify_chain(run: Run | None) -> ChainCheck:
-    """Recompute the chain from its first event and compare its end with the run's chain head;
-    name the first event that does not hold.
-
-    `events` counts the events read, up to and including a broken one. A trail
-    that ends before the head the run row records was cut at its end: the first
-    missing event is named (it has no id). The run-less chain has no head row.
-    """
-    prev_hash = GENESIS
-    count = 0
-    for count, event in enumerate(_chain(run).select_related("run").order_by("seq").iterator(), start=1):
-        if event.seq != count:
-            return ChainCheck(False, count, event.seq, event.pk,
-                              f"sequence gap: expected event #{count}, found #{event.seq} (events deleted)")
-        if event.prev_hash != prev_hash:
-            return ChainCheck(False, count, event.seq, event.pk, "prev_hash does not match the previous event's hash")
-        try:
-            expected = event_hash(prev_hash, chain_payload(event))
-        except (rfc8785.CanonicalizationError, UnicodeError) as error:
-            return ChainCheck(False, count, event.seq, event.pk, f"content cannot be canonicalised (edited): {error}")
-        if expected != event.hash:
-            return ChainCheck(False, count, event.seq, event.pk, "content does not match its hash (edited)")
-        prev_hash = event.hash
-    if run is not None:
-        head_seq, head_hash = Run.objects.filter(pk=run.pk).values_list("audit_head_seq", "audit_head_hash").get()
-        if (head_seq, head_hash or GENESIS) != (count, prev_hash):
-            if head_seq > count:
-                reason = (f"trail cut at its end: the run's chain head is event #{head_seq} (hash {head_hash}), "
-                          f"the trail ends at event #{count}")
-                return ChainCheck(False, count, count + 1, None, reason)
-            return ChainCheck(False, count, count, None,
-                              f"the run's chain head (event #{head_seq}, hash {head_hash or GENESIS}) does not match "
-                              f"the trail's last event (#{count}, hash {prev_hash})")
-    return ChainCheck(True, count)
 
 
 def chain_head(run: Run) -> tuple[int, str]:

@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 from .access import TRAIL_READERS, run_for
 from .audit import hashed_created_at, verify_chain
 from .models import AuditEvent
-from .withheld import shown, withheld_events
+from .withheld import shown, withheld_chain, withheld_events
 
 
 class AuditEventSerializer(serializers.ModelSerializer):
@@ -19,7 +19,7 @@ class AuditEventSerializer(serializers.ModelSerializer):
     class Meta:
         model = AuditEvent
         fields = ["id", "seq", "actor", "action", "object_type", "object_id", "before", "after",
-                  "created_at", "prev_hash", "hash"]
+                  "created_at", "prev_hash", "hash", "salt", "signature"]
 
     def get_created_at(self, event: AuditEvent) -> str:
         return hashed_created_at(event)
@@ -28,6 +28,10 @@ class AuditEventSerializer(serializers.ModelSerializer):
         data = super().to_representation(event)
         withheld = self.context.get("withheld") or set()
         data["before"], data["after"] = shown(event, withheld)
+        if event.pk in withheld:
+            data["salt"] = None  # withheld with the content: the hash confirms no guess of it
+        for name in self.context.get("withheld_chain", {}).get(event.pk, ()):
+            data[name] = None
         return data
 
 
@@ -40,8 +44,10 @@ class AuditEventListView(generics.ListAPIView):
         summary="Audit events of a run",
         description=(
             "Oldest first (seq ascending). hash = SHA-256(prev_hash + RFC 8785 JSON of "
-            "{run, seq, actor, action, object_type, object_id, before, after, created_at, prev_hash}), "
-            "where run is the run_id and created_at is the string returned here."
+            "{run, seq, actor, action, object_type, object_id, before, after, created_at, prev_hash, salt}), "
+            "where run is the run_id and created_at is the string returned here; an event with an empty salt "
+            "(written before salts) has no salt key. signature: base64 Ed25519 of hash by the audit key. "
+            "Another reviewer's withheld decision shows salt null (and, if unsalted, no hashes)."
         ),
         parameters=[
             OpenApiParameter("actor", str, description="only events by this actor, e.g. token:agent-1"),
@@ -55,7 +61,10 @@ class AuditEventListView(generics.ListAPIView):
     def get_serializer(self, *args, **kwargs):
         if args and self.request is not None:
             kwargs.setdefault("context", self.get_serializer_context())
-            kwargs["context"]["withheld"] = withheld_events(self._run, self.request.user, list(args[0]))
+            events = list(args[0])
+            withheld = withheld_events(self._run, self.request.user, events)
+            kwargs["context"]["withheld"] = withheld
+            kwargs["context"]["withheld_chain"] = withheld_chain(self._run, self.request.user, events, withheld)
         return super().get_serializer(*args, **kwargs)
 
     def get_queryset(self):
@@ -82,6 +91,11 @@ class AuditVerifyView(APIView):
             "broken_seq": serializers.IntegerField(required=False),
             "broken_event_id": serializers.IntegerField(required=False),
             "reason": serializers.CharField(required=False),
+            "signatures": serializers.JSONField(help_text="{signed, unsigned_history, failures: [{seq, event_id, "
+                                                          "reason}]}: each event unsigned or wrongly signed"),
+            "recorded_heads": serializers.JSONField(required=False, help_text="[{seq, event_id, reason}]: chain "
+                                                    "heads recorded elsewhere (a final run's attestation) that the "
+                                                    "trail no longer holds"),
         })},
     )
     def get(self, request, run_id: str):

@@ -163,8 +163,8 @@ class ApiToken(models.Model):
 class AuditEvent(models.Model):
     """One link of a run's tamper-evident chain (DESIGN.md §8).
 
-    hash = SHA-256(prev_hash + canonical JSON of `chain_payload()`); rows are
-    append-only, which PostgreSQL enforces with a trigger (migration 0002).
+    hash = SHA-256(prev_hash + canonical JSON of `chain_payload()`), signed by the audit key
+    (reviews/audit_keys.py); rows are append-only, which PostgreSQL enforces with a trigger (migration 0002).
     Events without a run (tokens issued or revoked) form one chain of their own.
     """
 
@@ -179,6 +179,10 @@ class AuditEvent(models.Model):
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64, unique=True)
+    # 16 random bytes in hex, part of the hashed payload and withheld with the content ('' before salts).
+    salt = models.CharField(max_length=32, blank=True, default="")
+    # Base64 Ed25519 signature of `hash` by the audit key, never held by the database ('' before signatures).
+    signature = models.CharField(max_length=88, blank=True, default="")
 
     class Meta:
         ordering = ["run_id", "seq"]

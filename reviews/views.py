@@ -17,7 +17,7 @@ from .audit_diff import changed_fields
 from .audit_links import object_names, object_urls
 from .health import health_report
 from .models import AuditEvent
-from .withheld import shown, withheld_events
+from .withheld import shown, withheld_chain, withheld_events
 
 
 FAVICON = Path(__file__).resolve().parent.parent / "static" / "favicon.ico"
@@ -72,6 +72,7 @@ def run_audit(request, run_id: str):
     events = list(page)
     urls, names = object_urls(run, events), object_names(run, events)
     withheld = withheld_events(run, request.user, events)
+    unhashed = withheld_chain(run, request.user, events, withheld)  # unsalted withheld decisions: no hashes
     rows = [
         {
             "event": event,
@@ -79,6 +80,7 @@ def run_audit(request, run_id: str):
             "object_url": urls[event.pk],
             "object_name": names[event.pk],
             "changes": changed_fields(*shown(event, withheld)),
+            "hash": None if "hash" in unhashed.get(event.pk, ()) else event.hash,
         }
         for event in events
     ]

@@ -79,21 +79,24 @@ def _clear_limits(config: dict) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def _signing_key(tmp_path_factory):
-    """Finalization signs (DESIGN §7 "Signed"): the session gets a real Ed25519 key of its own, in a
-    temporary directory, never the developer's var/signing key. The environment carries it too, so the
-    real Celery worker (a subprocess) signs with the same key."""
+    """Finalization signs (DESIGN §7 "Signed"), and so does every audit event (§8, the audit key): the
+    session gets real Ed25519 keys of its own, in a temporary directory, never the developer's var/signing
+    keys. The environment carries them too, so the real Celery worker (a subprocess) signs with the same keys."""
     from django.conf import settings
 
     from results.signing import create_key
+    from reviews.audit_keys import ensure_audit_key
 
     directory = tmp_path_factory.mktemp("signing")
-    path, public = directory / "ed25519.pem", directory / "public"
+    path, public, audit = directory / "ed25519.pem", directory / "public", directory / "audit-ed25519.pem"
     create_key(path, public)
-    saved = (settings.SIGNING_KEY_PATH, settings.SIGNING_PUBLIC_KEYS_DIR, os.environ.copy())
+    ensure_audit_key(audit)
+    saved = (settings.SIGNING_KEY_PATH, settings.SIGNING_PUBLIC_KEYS_DIR, settings.AUDIT_KEY_PATH, os.environ.copy())
     settings.SIGNING_KEY_PATH, settings.SIGNING_PUBLIC_KEYS_DIR = str(path), str(public)
-    os.environ.update(SIGNING_KEY_PATH=str(path), SIGNING_PUBLIC_KEYS_DIR=str(public))
+    settings.AUDIT_KEY_PATH = str(audit)
+    os.environ.update(SIGNING_KEY_PATH=str(path), SIGNING_PUBLIC_KEYS_DIR=str(public), AUDIT_KEY_PATH=str(audit))
     yield path
-    settings.SIGNING_KEY_PATH, settings.SIGNING_PUBLIC_KEYS_DIR, environ = saved
+    settings.SIGNING_KEY_PATH, settings.SIGNING_PUBLIC_KEYS_DIR, settings.AUDIT_KEY_PATH, environ = saved
     os.environ.clear()
     os.environ.update(environ)
 

@@ -54,3 +54,10 @@ def attest_result(*, locked: Run, result: Result, members: dict[str, bytes], key
         result=result, envelope=envelope.decode("utf-8"), result_json=result_json.decode("utf-8"),
         keyid=key.keyid, public_key_pem=key.public_key_pem, audit_head_seq=seq, audit_head_hash=head_hash,
     )
+
+
+def attested_heads(run: Run) -> list[tuple[str, int, str]]:
+    """The chain head each stored attestation of `run` signed (reviews.audit_check compares the trail with it)."""
+    return [(f"the attestation of the final result (signed by key {keyid[:16]}…)", seq, digest)
+            for keyid, seq, digest in Attestation.objects.filter(result__run=run)
+            .values_list("keyid", "audit_head_seq", "audit_head_hash")]

@@ -22,7 +22,7 @@ def audit_json(run: Run) -> bytes:
             "seq": e.seq, "actor": e.actor, "action": e.action, "object_type": e.object_type,
             "object_id": e.object_id, "before": e.before, "after": e.after,
             "created_at": e.created_at.isoformat(timespec="microseconds"),
-            "prev_hash": e.prev_hash, "hash": e.hash,
+            "prev_hash": e.prev_hash, "hash": e.hash, "salt": e.salt, "signature": e.signature,
         }
         for e in AuditEvent.objects.filter(run=run).order_by("seq")
     ]

@@ -38,7 +38,8 @@ def test_it_lists_a_runs_events_oldest_first_with_their_chain_hashes(auditor, ru
     assert body["count"] == 3 and [e["seq"] for e in body["results"]] == [1, 2, 3]
     first, second = body["results"][0], body["results"][1]
     assert set(first) == {"id", "seq", "actor", "action", "object_type", "object_id", "before", "after",
-                          "created_at", "prev_hash", "hash"}
+                          "created_at", "prev_hash", "hash", "salt", "signature"}
+    assert len(first["salt"]) == 32 and first["signature"]
     assert (first["action"], first["actor"], first["object_type"], first["object_id"]) == (
         "run.created", "command:test", "run", run.run_id)
     assert first["prev_hash"] == GENESIS and second["prev_hash"] == first["hash"]
@@ -81,7 +82,7 @@ def test_a_client_can_recompute_the_chain_from_the_api_alone(auditor, run_factor
     prev = GENESIS
     for event in events:
         payload = {k: event[k] for k in ("seq", "actor", "action", "object_type", "object_id", "before", "after",
-                                          "created_at", "prev_hash")} | {"run": run.run_id}
+                                          "created_at", "prev_hash", "salt")} | {"run": run.run_id}
         assert event["prev_hash"] == prev
         assert hashlib.sha256(prev.encode() + rfc8785.dumps(payload)).hexdigest() == event["hash"]
         prev = event["hash"]
@@ -91,7 +92,8 @@ def test_verify_reports_an_intact_chain_with_its_length(auditor, run_factory):
     run = run_factory()
     _append(run, 4)
     response = auditor.get(f"/api/runs/{run.run_id}/audit/verify/")
-    assert response.status_code == 200 and response.json() == {"ok": True, "events": 5}
+    assert response.status_code == 200 and response.json() == {
+        "ok": True, "events": 5, "signatures": {"signed": 5, "unsigned_history": 0, "failures": []}}
 
 
 # Access: who may read a run's trail.

@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from results import signing
+from reviews import audit_keys
 
 
 class Command(BaseCommand):
@@ -18,7 +19,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("action", choices=["create", "rotate", "list", "ensure"],
-                            help="ensure: create a key only when there is none (what `make run` does)")
+                            help="ensure: create a key only when there is none (what `make run` does), and the "
+                                 "audit key likewise (`manage.py audit_key`)")
 
     def handle(self, *args, action: str, **options):
         try:
@@ -28,6 +30,8 @@ class Command(BaseCommand):
             elif action == "ensure":
                 key, created = signing.ensure_key()
                 self.stdout.write(f"{'created' if created else 'kept'} {key.keyid} at {signing.key_path()}")
+                audit_id, created = audit_keys.ensure_audit_key()
+                self.stdout.write(f"{'created' if created else 'kept'} audit key {audit_id} at {audit_keys.key_path()}")
                 self._complete()
             elif action == "rotate":
                 retired, new = signing.rotate_key()
@@ -35,7 +39,7 @@ class Command(BaseCommand):
                 self._complete()
             else:
                 self._list()
-        except signing.SigningKeyError as error:
+        except (signing.SigningKeyError, audit_keys.AuditKeyError) as error:
             raise CommandError(str(error)) from None
 
     def _complete(self) -> None:

@@ -7,8 +7,10 @@ RUNLESS = "(no run: tokens)"
 
 
 class Command(BaseCommand):
-    help = ("Recompute audit chains and name the first broken event. With RUN_ID, that run's chain; "
-            "without, every run's chain and the chain of events without a run. Exits 1 when any is broken.")
+    help = ("Recompute audit chains and name the first broken event, each event unsigned or wrongly signed "
+            "by the audit key, and each chain head a final run's attestation records that the trail no longer "
+            "holds. With RUN_ID, that run's chain; without, every run's chain and the chain of events without "
+            "a run. Exits 1 when any is broken.")
 
     # Needs the database, not SECRET_KEY: no system checks, so it runs without one (issue 24 item 8).
     requires_system_checks: list = []
@@ -28,12 +30,15 @@ class Command(BaseCommand):
         broken = 0
         for label, run in chains:
             check = verify_chain(run)
+            history = f", unsigned history to #{check.unsigned_history}" if check.unsigned_history else ""
             if check.ok:
-                self.stdout.write(f"OK {label} ({check.events} event{'' if check.events == 1 else 's'})")
-            else:
-                broken += 1
-                self.stdout.write(
-                    f"BROKEN {label} at event #{check.broken_seq} (id {check.broken_event_id}): {check.reason}")
+                self.stdout.write(f"OK {label} ({check.events} event{'' if check.events == 1 else 's'}{history})")
+                continue
+            broken += 1
+            self.stdout.write(
+                f"BROKEN {label} at event #{check.broken_seq} (id {check.broken_event_id}): {check.reason}")
+            for problem in (*check.signature_failures, *check.head_failures):
+                self.stdout.write(f"  event #{problem.seq} (id {problem.event_id}): {problem.reason}")
         if broken:
             raise CommandError(f"{broken} of {len(chains)} audit chain{'s' if len(chains) != 1 else ''} broken",
                                returncode=1)
