@@ -35,6 +35,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 PURPOSES = ("result", "audit", "log")
+RESULT, AUDIT, LOG = PURPOSES
 WINDOW_FIELDS = ("purpose", "valid_from", "valid_until")
 _FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
 

@@ -12,6 +12,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from reviews.audit_keys import published_audit_keys
+
 from .signing import published_keys
 
 
@@ -33,4 +35,4 @@ class PublicKeysView(APIView):
                           "fingerprint": serializers.CharField()}))})},
     )
     def get(self, request):
-        return Response({"keys": [key.as_api() for key in published_keys()]})
+        return Response({"keys": [key.as_api() for key in (*published_keys(), *published_audit_keys())]})

@@ -66,9 +66,11 @@ class PublishedAuditKey:
 
     def as_api(self) -> dict:
         """This key's entry in the keys document (GET /api/keys/)."""
-        return {"keyid": self.keyid, "algorithm": "ed25519", "purpose": self.purpose,
-                "public_key_pem": self.public_key_pem, "valid_from": self.valid_from,
-                "valid_until": self.valid_until}
+        raw = self.public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        return {"keyid": self.keyid, "algorithm": "ed25519", "public_key_pem": self.public_key_pem,
+                "created": self.valid_from, "retired": self.valid_until, "purpose": self.purpose,
+                "valid_from": self.valid_from, "valid_until": self.valid_until,
+                "fingerprint": hashlib.sha256(raw).hexdigest()}
 
 
 def key_path() -> Path:

@@ -212,15 +212,51 @@ def test_a_malformed_fingerprint_is_a_usage_error(signed_bundle, tmp_path):
     assert main([str(path), "--key-fingerprint", "abc"], stdout=io.StringIO()) == 2
 
 
-def test_a_key_listed_for_two_purposes_is_accepted_for_the_result_by_its_result_entry(signed_bundle, tmp_path):
+def test_a_key_listed_for_two_purposes_is_used_for_each_purpose_by_its_own_entry(signed_bundle, tmp_path):
+    """The result key listed as `audit` too: its result entry accepts the statement; its audit entry is the audit
+    key given, which signed none of the events, so each event is named (the session's audit key signed them)."""
     path = tmp_path / "run.zip"
     path.write_bytes(zipped(signed_bundle.files))
     audit, result = (json.loads(keys_document(signed_bundle, purpose=p))["keys"][0] for p in ("audit", "result"))
     keys = tmp_path / "keys.json"
     keys.write_text(json.dumps({"keys": [audit, result]}))
     out = io.StringIO()
-    assert main([str(path), "--key", str(keys)], stdout=out) == 0, out.getvalue()
-    assert "keys[1]" in out.getvalue()
+    assert main([str(path), "--key", str(keys)], stdout=out) == 1, out.getvalue()
+    failures = [line for line in out.getvalue().splitlines() if line.startswith("FAIL ")]
+    assert failures and all("[signature]: " in line and "audit key given" in line for line in failures)
+
+
+def with_audit_key(bundle, tmp_path):
+    """The keys document as GET /api/keys/ gives it: the result key and the session's audit key."""
+    from reviews.audit_keys import published_audit_keys
+
+    document = json.loads(keys_document(bundle))
+    document["keys"] += [key.as_api() for key in published_audit_keys()]
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps(document))
+    return keys
+
+
+def test_with_the_audit_key_every_event_signature_is_checked_and_a_clean_bundle_passes(signed_bundle, tmp_path):
+    path = tmp_path / "run.zip"
+    path.write_bytes(zipped(signed_bundle.files))
+    out = io.StringIO()
+    assert main([str(path), "--key", str(with_audit_key(signed_bundle, tmp_path))], stdout=out) == 0, out.getvalue()
+    assert "signatures not checked" not in out.getvalue()
+
+
+def test_an_event_whose_signature_was_dropped_is_named_by_the_offline_verifier(signed_bundle, tmp_path):
+    """The database role's forgery seen offline: an event without the audit key's signature, chain intact."""
+    files = dict(signed_bundle.files)
+    trail = json.loads(files["audit.json"])
+    events = trail["events"] if isinstance(trail, dict) else trail
+    events[-1]["signature"] = ""
+    files["audit.json"] = json.dumps(trail).encode()
+    path = tmp_path / "run.zip"
+    path.write_bytes(zipped(files))
+    out = io.StringIO()
+    assert main([str(path), "--key", str(with_audit_key(signed_bundle, tmp_path))], stdout=out) == 1
+    assert f"event #{events[-1]['seq']} [signature]" in out.getvalue() and "unsigned event" in out.getvalue()
 
 
 def test_a_keys_document_whose_fingerprint_is_not_its_keys_is_refused(signed_bundle, tmp_path, capsys):

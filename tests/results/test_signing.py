@@ -106,13 +106,15 @@ def test_get_keys_lists_every_key_to_anyone_retired_ones_included(keys, db):
     retired, current = rotate_key(keys / "ed25519.pem", keys / "public")
     response = Client().get("/api/keys/")
     assert response.status_code == 200
-    listed = {k["keyid"]: k for k in response.json()["keys"]}
+    everything = response.json()["keys"]
+    listed = {k["keyid"]: k for k in everything if k["purpose"] == "result"}
     assert set(listed) == {retired.keyid, current.keyid}
+    assert [k["purpose"] for k in everything if k["purpose"] != "result"] == ["audit"]  # the session's audit key
     assert listed[retired.keyid]["retired"] and listed[current.keyid]["retired"] is None
     assert {k["algorithm"] for k in listed.values()} == {"ed25519"}
     assert all(k["public_key_pem"].startswith("-----BEGIN PUBLIC KEY-----") for k in listed.values())
     assert "PRIVATE" not in json.dumps(response.json())
-    assert {k.keyid for k in load_keys(response.content, "GET /api/keys/")} == set(listed)
+    assert {k.keyid for k in load_keys(response.content, "GET /api/keys/") if k.purpose == "result"} == set(listed)
 
 
 # --- issue 36: keys have a purpose and a validity window ---------------------------------------------------
