@@ -1,6 +1,6 @@
 """Reads under load and slow clients (DESIGN §11 "reads under load", README "What stands before gunicorn").
 
-- reads: gunicorn (4 workers, CONN_MAX_AGE=60 as the README recommends) on the seed run (the four seeds
+- reads: gunicorn (4 gevent workers on psycopg's pool, as the README's recipe runs it) on the seed run (the four seeds
   through the real pipeline, tasks in process); 16 client threads read one page at a time in 2-second
   windows alternating with GET /api/whoami/ (same clients, same server): the runs list, the run page,
   the reconciliation page and the findings API (`GET /api/runs/<id>/validation/`). Per page: p50/p95
@@ -20,7 +20,7 @@ import urllib.request
 import uuid
 
 from bench_common import report, seed_files
-from bench_server import alternating, gunicorn, load
+from bench_server import GEVENT, alternating, gunicorn, load
 
 READERS = 16
 SLOW_SECONDS = 6.0
@@ -78,8 +78,8 @@ def bench_reads(database_url: str, redis_url: str):
              ("run page", f"/runs/{run.run_id}/", {"Cookie": cookie}),
              ("reconciliation page", f"/runs/{run.run_id}/reconcile/", {"Cookie": cookie}),
              ("findings API", f"/api/runs/{run.run_id}/validation/", {"Authorization": f"Token {key}"})]
-    env = {"CONN_MAX_AGE": "60", "SESSION_COOKIE_SECURE": "0", "SECRET_KEY": secret_key}
-    with gunicorn(database_url, redis_url, env=env) as base:
+    env = {"CONN_MAX_AGE": "0", "SESSION_COOKIE_SECURE": "0", "SECRET_KEY": secret_key}
+    with gunicorn(database_url, redis_url, env=env, args=GEVENT) as base:
         def get(path: str, headers: dict):
             def fetch(client):
                 request = urllib.request.Request(base + path, headers=headers)
@@ -126,8 +126,7 @@ def bench_slow_clients(database_url: str, redis_url: str):
                      title="slow clients", run_date="2026-01-05", reviewed_boundary="0" * 40)
     workers = "4"
     layouts = [("sync workers (gunicorn's default)", ()),
-               ("gevent workers, as README's Deployment says",
-                ("--worker-class", "gevent", "--worker-connections", "100", "--timeout", "60"))]
+               ("gevent workers, as README's Deployment says", GEVENT)]
     for name, args in layouts:
         with gunicorn(database_url, redis_url, workers=workers, args=args) as base:
             def whoami() -> float:

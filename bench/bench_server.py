@@ -15,11 +15,17 @@ import uuid
 
 from bench_common import ROOT, delete_queue, free_port
 
+# The README's production recipe: gevent workers, every connection from psycopg's pool (on by default with
+# DEBUG off, DB_POOL_MAX_SIZE=4 per worker).
+GEVENT = ("--worker-class", "gevent", "--worker-connections", "100", "--timeout", "60")
+
 
 @contextlib.contextmanager
 def gunicorn(database_url: str, redis_url: str, *, workers: str = "", env: dict | None = None,
              args: tuple[str, ...] = ()):
     """Serve config.wsgi on a free loopback port; yields its base URL and stops it (and its queue) after."""
+    if not redis_url:  # with DEBUG off the app refuses to start without it (config/settings.py)
+        raise SystemExit("the gunicorn parts of the bench need Redis (REDIS_URL, or db 10 on 127.0.0.1:6379)")
     port = free_port()
     queue = f"aas-bench-{uuid.uuid4().hex[:6]}"
     workers = workers or os.environ.get("BENCH_WORKERS", "4")

@@ -8,7 +8,7 @@ import urllib.request
 import uuid
 
 from bench_common import ROOT, delete_queue, report, seed_files
-from bench_server import alternating, gunicorn, load
+from bench_server import GEVENT, alternating, gunicorn, load
 
 
 def profile_uploads(redis_url: str, uploads: int = 200):
@@ -98,7 +98,8 @@ def bench_uploads(database_url: str, redis_url: str):
     ratio printed is the median of the pairs' ratios. Two layouts: every client uploading to one run
     (each upload waits for the run's row lock, which orders its audit chain) and each client uploading
     to a run of its own (as agents each uploading their own run's members). Both with a connection per
-    request (CONN_MAX_AGE=0, the default) and with persistent connections (CONN_MAX_AGE=60), DESIGN §11.
+    request (sync workers, CONN_MAX_AGE=0, no pool) and as the README's recipe runs them (gevent workers,
+    psycopg's pool), DESIGN §11.
     """
     from records.models import MemberVersion
     from reviews.audit import Actor
@@ -121,8 +122,10 @@ def bench_uploads(database_url: str, redis_url: str):
     mode = "queued to Redis" if redis_url else "tasks in process"
     workers = os.environ.get("BENCH_WORKERS", "4")
     created = 0
-    for max_age, target in (("0", 0.5), ("60", 0.3)):
-        with gunicorn(database_url, redis_url, env={"CONN_MAX_AGE": max_age}) as base:
+    variants = (("CONN_MAX_AGE=0", {"CONN_MAX_AGE": "0", "DB_POOL_MAX_SIZE": "0"}, (), 0.5),
+                ("pool, gevent workers", {"CONN_MAX_AGE": "0"}, GEVENT, 0.3))
+    for variant, env, args, target in variants:
+        with gunicorn(database_url, redis_url, env=env, args=args) as base:
             def upload_to(run_of):
                 def send(client):
                     with lock:
@@ -149,7 +152,7 @@ def bench_uploads(database_url: str, redis_url: str):
             for name, upload in layouts:
                 got = alternating(upload, trivial, clients=clients)
                 created += got["done"]
-                where = f"{name}, CONN_MAX_AGE={max_age}"
+                where = f"{name}, {variant}"
                 report(f"uploads/s, {clients} clients, {where}", got["rate"], "req/s",
                        f"{mode}, {got['errors']} errors; windows: "
                        + ", ".join(f"{w['rate']:.0f}" for w in got["ours"]))

@@ -21,7 +21,8 @@ Parts (run all, or name some: `bench/benchmark.py ingest latency`):
   starts (and stops) on a queue of its own;
 - uploads: gunicorn (4 workers, BENCH_WORKERS) on this database, 8 client
   threads uploading (to one run, then a run per client) in 2-second windows
-  alternating with GET /api/whoami/; then the stored versions are counted; with CONN_MAX_AGE 0 and 60;
+  alternating with GET /api/whoami/; then the stored versions are counted; with CONN_MAX_AGE=0 (sync
+  workers, no pool) and with the pool (gevent workers, the README's recipe);
 - reads: 16 readers on the four pages of §11 against GET /api/whoami/ (bench/bench_load.py);
 - slow: connections sending their bodies byte by byte, under sync and gevent workers (bench/bench_load.py).
 

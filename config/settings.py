@@ -1,8 +1,9 @@
 """One settings module, read from the environment through strict helpers.
 
-Without DATABASE_URL the app runs on SQLite under var/; without REDIS_URL
-Celery tasks run in process (eager). Both are for a newcomer's first run:
-production sets DATABASE_URL, REDIS_URL, SECRET_KEY and DEBUG=0.
+With DEBUG=1 and no DATABASE_URL the app runs on SQLite under var/; without
+REDIS_URL Celery tasks run in process (eager). Both are for a newcomer's first
+run: with DEBUG off (production) a missing DATABASE_URL or REDIS_URL is a
+start-up error, never a fallback (DESIGN §10).
 """
 from pathlib import Path
 import os
@@ -42,6 +43,14 @@ def env_int(name: str, default: int) -> int:
         return int(value)
     except ValueError:
         raise ImproperlyConfigured(f"{name}={value!r} is not an integer") from None
+
+
+def env_required(name: str, development_default: str) -> str:
+    """The variable; when it is unset, the development default under DEBUG and a start-up error without."""
+    value = os.environ.get(name, "")
+    if value or DEBUG:
+        return value or development_default
+    raise ImproperlyConfigured(f"Environment variable {name} is required (set it, or DEBUG=1 for development)")
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -116,13 +125,30 @@ TEMPLATES = [
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 DATABASES = {
     "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
+        env_required("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
         conn_max_age=env_int("CONN_MAX_AGE", 0),
         # A persistent connection the server dropped (restart, failover, idle kill) is replaced at
-        # the next request instead of failing it (tests/reliability/test_database_connection.py).
+        # the next request instead of failing it (tests/reliability/test_database_connection.py); under
+        # the pool, the pool checks each connection it hands out.
         conn_health_checks=env_bool("CONN_HEALTH_CHECKS", True),
     )
 }
+# PostgreSQL connections come from psycopg's pool (DESIGN §10): at most DB_POOL_MAX_SIZE per process
+# (gevent workers run many requests per process; without a pool each would hold a connection of its
+# own), DB_POOL_MIN_SIZE kept open, and a request waits at most DB_POOL_TIMEOUT seconds for one, then
+# answers 503 (config/security.py). On by default with DEBUG off; 0 turns it off. The README's
+# production recipe sizes it against max_connections (tests/reliability/test_pool_under_load.py).
+DB_POOL_MAX_SIZE = env_int("DB_POOL_MAX_SIZE", 0 if DEBUG else 4)
+if DB_POOL_MAX_SIZE > 0 and DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    if DATABASES["default"]["CONN_MAX_AGE"] != 0:
+        raise ImproperlyConfigured(f"CONN_MAX_AGE={DATABASES['default']['CONN_MAX_AGE']} does not go with the "
+                                   f"connection pool (DB_POOL_MAX_SIZE={DB_POOL_MAX_SIZE}): the pool keeps the "
+                                   "connections; set CONN_MAX_AGE=0, or DB_POOL_MAX_SIZE=0 for no pool")
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": min(env_int("DB_POOL_MIN_SIZE", 1), DB_POOL_MAX_SIZE),
+        "max_size": DB_POOL_MAX_SIZE,
+        "timeout": env_int("DB_POOL_TIMEOUT", 5),
+    }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     # IMMEDIATE: a transaction takes SQLite's write lock when it begins, so two that read and then write
@@ -227,8 +253,8 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-# Celery: Redis when REDIS_URL is set, otherwise tasks run in process.
-REDIS_URL = os.environ.get("REDIS_URL", "")
+# Celery: Redis when REDIS_URL is set, otherwise (DEBUG=1 only) tasks run in process.
+REDIS_URL = env_required("REDIS_URL", "")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
@@ -309,7 +335,9 @@ SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Only a proxy the operator put in front says how the client came; without one (API_NUM_PROXIES=0)
+# X-Forwarded-Proto is the client's own word and a plain request stays plain.
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if REST_FRAMEWORK["NUM_PROXIES"] >= 1 else None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"

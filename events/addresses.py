@@ -4,7 +4,8 @@ Checked when a subscription is made or changed and again before every attempt, o
 addresses the name resolves to at that moment; the attempt then connects to the address
 checked (events/sending.py), so a name that re-resolves between check and connect (DNS
 rebinding) cannot steer it inside. `WEBHOOK_ALLOW_PRIVATE=1` (tests, local set-ups) allows
-`http` and every address.
+`http` and loopback addresses, nothing more: never link-local (cloud metadata), private or
+reserved ones; `check --deploy` fails when it is set with DEBUG off.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import socket
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core.checks import Error, Tags, register
 
 
 class AddressRefused(ValueError):
@@ -25,11 +27,14 @@ def resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(info[4][0] for info in infos))
 
 
+LOOPBACK = "a loopback address"
+
+
 def _refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
         address = address.ipv4_mapped
     if address.is_loopback:
-        return "a loopback address"
+        return LOOPBACK
     if address.is_link_local:
         return "a link-local address (cloud metadata lives there)"
     if address.is_private:
@@ -37,6 +42,15 @@ def _refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
     if address.is_multicast or address.is_reserved or address.is_unspecified or not address.is_global:
         return "not a public address"
     return ""
+
+
+@register(Tags.security, deploy=True)
+def private_targets_not_allowed_in_production(app_configs, **kwargs):
+    if settings.WEBHOOK_ALLOW_PRIVATE and not settings.DEBUG:
+        return [Error("WEBHOOK_ALLOW_PRIVATE is set with DEBUG off: webhooks could reach this host over http",
+                      hint="Unset WEBHOOK_ALLOW_PRIVATE in production (it is for tests and local set-ups).",
+                      id="events.E001")]
+    return []
 
 
 def checked_target(url: str, *, allow_private: bool | None = None) -> tuple[str, int, str]:
@@ -61,10 +75,9 @@ def checked_target(url: str, *, allow_private: bool | None = None) -> tuple[str,
         raise AddressRefused(f"{parts.hostname} does not resolve: {error}") from None
     if not addresses:
         raise AddressRefused(f"{parts.hostname} does not resolve")
-    if not allow:
-        for text in addresses:
-            why = _refusal(ipaddress.ip_address(text.split("%", 1)[0]))
-            if why:
-                raise AddressRefused(f"{parts.hostname} resolves to {text}, {why}: webhooks go to public "
-                                     "addresses only")
+    for text in addresses:
+        why = _refusal(ipaddress.ip_address(text.split("%", 1)[0]))
+        if why and not (allow and why == LOOPBACK):
+            raise AddressRefused(f"{parts.hostname} resolves to {text}, {why}: webhooks go to public "
+                                 "addresses only")
     return parts.hostname, port, addresses[0]

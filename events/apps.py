@@ -11,7 +11,7 @@ class EventsConfig(AppConfig):
         # Imported here: the tasks import models, which need the app registry.
         from reviews.audit import on_event_committed
 
-        from . import tasks
+        from . import addresses, tasks  # noqa: F401 — addresses registers its deploy check
         from .feed import may_be_delivered
         from .services import jobs
 

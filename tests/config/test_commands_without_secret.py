@@ -18,7 +18,9 @@ def production(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("nosecret")
     env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY", "DATABASE_URL", "REDIS_URL",
                                                             "DJANGO_SETTINGS_MODULE")}
-    env |= {"DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}", "VAR_DIR": str(tmp)}
+    # DATABASE_URL and REDIS_URL are required with DEBUG off (tests/config/test_settings.py); these commands
+    # never reach Redis.
+    env |= {"DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}", "VAR_DIR": str(tmp), "REDIS_URL": "redis://127.0.0.1:1/0"}
     migrated = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT,
                               env=env | {"SECRET_KEY": SECRET}, capture_output=True, text=True, timeout=300)
     assert migrated.returncode == 0, migrated.stderr

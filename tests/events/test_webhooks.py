@@ -55,6 +55,24 @@ def test_it_refuses_to_subscribe_a_url_that_is_not_https_to_a_public_address(age
     assert not Webhook.objects.exists()
 
 
+@pytest.mark.parametrize("address", ["169.254.169.254", "fe80::1", "::ffff:169.254.169.254", "10.1.2.3",
+                                     "192.168.0.7", "0.0.0.0"])
+def test_allowing_private_targets_still_never_allows_link_local_nor_the_network_inside(address, monkeypatch):
+    """WEBHOOK_ALLOW_PRIVATE opens loopback and http for tests and local set-ups, nothing else (issue 36 item 8)."""
+    monkeypatch.setattr(addresses, "resolve", lambda host, port: [address])
+    with pytest.raises(addresses.AddressRefused, match="webhooks go to public addresses only"):
+        addresses.checked_target("http://hooks.example/aas", allow_private=True)
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"])
+def test_allowing_private_targets_allows_loopback_over_http(address, monkeypatch):
+    monkeypatch.setattr(addresses, "resolve", lambda host, port: [address])
+    assert addresses.checked_target("http://receiver.local:8080/hook", allow_private=True) == (
+        "receiver.local", 8080, address)
+    with pytest.raises(addresses.AddressRefused, match="resolves to"):
+        addresses.checked_target("https://receiver.local:8080/hook", allow_private=False)
+
+
 def test_it_shows_the_secret_once_and_audits_the_subscription_without_it(agent, monkeypatch):
     monkeypatch.setattr(addresses, "resolve", lambda host, port: ["93.184.216.34"])
     made = subscribe(agent, "https://hooks.example/aas", event_types=["member.validated"])

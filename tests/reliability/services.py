@@ -101,7 +101,8 @@ class PrivatePostgres:
     """A throwaway PostgreSQL cluster (initdb, trust auth) on a free port, run as the `postgres` user,
     that a test may stop and start again; never the shared server."""
 
-    def __init__(self) -> None:
+    def __init__(self, *settings: str) -> None:
+        """`settings`: server settings for every start, e.g. "max_connections=30"."""
         import pwd
         import tempfile
 
@@ -115,6 +116,7 @@ class PrivatePostgres:
         self.root = Path(tempfile.mkdtemp(prefix="aas-private-pg-"))
         os.chown(self.root, self.owner.pw_uid, self.owner.pw_gid)
         self.data = self.root / "data"
+        self.settings = "".join(f" -c {setting}" for setting in settings)
 
     @property
     def url(self) -> str:
@@ -131,7 +133,7 @@ class PrivatePostgres:
 
     def start(self) -> None:
         self._as_owner("pg_ctl", "-D", str(self.data), "-w", "-l", str(self.root / "log"), "-o",
-                       f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+                       f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off{self.settings}", "start")
 
     def stop(self) -> None:
         self._as_owner("pg_ctl", "-D", str(self.data), "-w", "-m", "fast", "stop")

@@ -47,7 +47,9 @@ def production_env(tmp_path, **extra) -> dict:
     base = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL",
                                                             "REDIS_URL")}
     return base | {"DEBUG": "0", "SECRET_KEY": SECRET, "ALLOWED_HOSTS": "review.example.org",
-                   "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "VAR_DIR": str(tmp_path)} | extra
+                   "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "VAR_DIR": str(tmp_path),
+                   # Required with DEBUG off (nothing here queues a task or counts a request in it).
+                   "REDIS_URL": os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/1"} | extra
 
 
 def test_check_deploy_prints_no_warning_under_production_settings(tmp_path):
@@ -56,6 +58,14 @@ def test_check_deploy_prints_no_warning_under_production_settings(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "System check identified no issues (0 silenced)."
     assert "WARNING" not in result.stderr and "security." not in result.stderr
+
+
+def test_check_deploy_fails_when_webhooks_may_go_to_loopback_in_production(tmp_path):
+    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy"], cwd=ROOT,
+                            env=production_env(tmp_path, WEBHOOK_ALLOW_PRIVATE="1"), capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode != 0
+    assert "WEBHOOK_ALLOW_PRIVATE" in result.stderr and "DEBUG" in result.stderr
 
 
 @pytest.fixture(scope="module")
