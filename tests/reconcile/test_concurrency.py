@@ -37,7 +37,7 @@ class ForcedRace:
         self.saw_other_waiting = False
 
     def install(self, monkeypatch) -> None:
-        ensure_open, read_for_decision = decisions._ensure_open, decisions._read_for_decision
+        ensure_open, read_for_decision = decisions.ensure_open, decisions._read_for_decision
 
         def ensure_open_after_a_shared_read(run):
             name = threading.current_thread().name

@@ -429,4 +429,4 @@ def test_a_supersedes_target_still_a_member_record_waits_for_that_records_own_ma
     ("part-of", "OBJ-5", "part-of"),
 ])
 def test_a_statement_disposition_reads_as_a_relation(disposition, target, relation):
-    assert services._relation_for(disposition, target, {"OBJ-5"}) == relation
+    assert services.relation_for(disposition, target, {"OBJ-5"}) == relation

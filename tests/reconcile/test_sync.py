@@ -329,7 +329,7 @@ def test_a_withdrawn_numbered_record_keeps_its_number_and_a_reviewers_rejection_
     assert (obj4.state, obj4.rationale, obj4.number) == ("rejected", "removed from runtime v2", 4)
     assert CanonicalRecord.objects.get(run=run, canonical_id="OBJ-3").rationale == "not an operative object"
     assert counters(run)["OBJ"] == 4
-    assert services._next_number(run, "OBJ") == 5  # the withdrawn number is never given to another record
+    assert services.next_number(run, "OBJ") == 5  # the withdrawn number is never given to another record
 
     upload(run, "runtime", runtime)
 
