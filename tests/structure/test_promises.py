@@ -19,7 +19,7 @@ def promises(text: str) -> list[tuple[str, str, list[str]]]:
     return rows
 
 
-def tests_in(path: Path) -> set[str]:
+def attacks_in(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     return {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.name.startswith("test_")}
@@ -32,7 +32,7 @@ def missing_tests(rows) -> list[str]:
             missing.append(f"{promise}: no attacking test")
         for test in tests:
             path, _, name = test.partition("::")
-            if not (ROOT / path).is_file() or name not in tests_in(ROOT / path):
+            if not (ROOT / path).is_file() or name not in attacks_in(ROOT / path):
                 missing.append(f"{promise}: {test} does not exist")
     return missing
 
