@@ -120,3 +120,95 @@ def test_malformed_participant_names_are_refused_without_reaching_the_database(r
     run = run_factory()
     response = reviewer.patch(f"/api/runs/{run.run_id}/", {"participants": ["a\x00b", "x y"]}, format="json")
     assert response.status_code == 400 and "2 of the names" in response.json()["error"]["message"]
+
+
+# --- an outsider agent writes nothing to the run (issue 36 item 2) ---------------------------------
+
+def _outsider_browser(name="agent-2"):
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(get_user_model().objects.get(username=name))
+    return browser
+
+
+def _refused_naming_how_to_be_added(response, run):
+    assert response.status_code == 403, response.content
+    message = response.json()["error"]["message"]
+    assert "participants" in message and f"PATCH /api/runs/{run.run_id}/" in message
+
+
+def test_an_outsider_agent_proposes_no_mapping_through_the_api_or_the_page(agent, run_factory):
+    """Seen: `POST …/mappings/` by an agent that is no participant answered 201, audited under that agent."""
+    from reconcile.models import Mapping
+    from tests.reconcile.factories import MEMORY_SMALL, RUNTIME_SLUG, upload
+
+    run = run_factory()
+    upload(run, "runtime", RUNTIME_SLUG)
+    upload(run, "memory", MEMORY_SMALL)
+    other = _persona("agent-2", "agent")
+    mappings, last = Mapping.objects.filter(run=run).count(), AuditEvent.objects.filter(run=run).latest("seq").seq
+
+    response = other.post(f"/api/runs/{run.run_id}/mappings/", {"source": "MEM-OBJ-memory-facts", "relation": "new",
+                                                                "target": None}, format="json")
+    _refused_naming_how_to_be_added(response, run)
+    page = _outsider_browser().post(f"/runs/{run.run_id}/reconcile/records/MEM-OBJ-memory-facts/propose/",
+                                    {"relation": "new", "target": ""})
+    assert page.status_code == 403
+
+    assert Mapping.objects.filter(run=run).count() == mappings
+    written = AuditEvent.objects.filter(run=run, seq__gt=last).values_list("action", "actor")
+    assert list(written) == [("permission.denied", "token:agent-2")]  # the page's denial folds into it
+    assert not AuditEvent.objects.filter(run=run, action="mapping.proposed").exclude(actor="token:agent-1").exists()
+    # The creator still proposes.
+    assert agent.post(f"/api/runs/{run.run_id}/mappings/", {"source": "MEM-OBJ-memory-facts", "relation": "new",
+                                                            "target": None}, format="json").status_code == 201
+
+
+def test_an_outsider_agent_replies_to_no_correction_request_through_the_api_or_the_page(agent, reviewer,
+                                                                                      run_factory):
+    """Seen: `POST …/corrections/{id}/replies/` by an agent that is no participant answered 201 once it had
+    proposed a mapping (the proposal's event made it one that "took part")."""
+    from reconcile.models import CorrectionReply
+    from reconcile.services import corrections
+    from reviews.audit import Actor
+    from tests.reconcile.factories import MEMORY_SMALL, RUNTIME_SLUG, upload
+
+    run = run_factory()
+    upload(run, "runtime", RUNTIME_SLUG)
+    upload(run, "memory", MEMORY_SMALL)
+    made = corrections.raise_correction(run=run, member="memory", text="Cite the file.",
+                                        actor=Actor("user:reviewer-1"))
+    other = _persona("agent-2", "agent")
+    other.post(f"/api/runs/{run.run_id}/mappings/", {"source": "MEM-OBJ-memory-facts", "relation": "new",
+                                                     "target": None}, format="json")
+
+    response = other.post(f"/api/runs/{run.run_id}/corrections/{made.pk}/replies/", {"text": "Done, trust me."},
+                          format="json")
+    _refused_naming_how_to_be_added(response, run)
+    page = _outsider_browser().post(f"/runs/{run.run_id}/corrections/{made.pk}/reply/", {"text": "Done, trust me."})
+    assert page.status_code == 403
+    assert not CorrectionReply.objects.filter(request=made).exists()
+    assert not AuditEvent.objects.filter(run=run, actor__in=("token:agent-2", "user:agent-2")).exclude(
+        action="permission.denied").exists()
+    # The run's own agent replies.
+    assert agent.post(f"/api/runs/{run.run_id}/corrections/{made.pk}/replies/", {"text": "Which file?"},
+                      format="json").status_code == 201
+
+
+def test_an_agent_added_to_the_run_proposes_and_replies(agent, reviewer, run_factory):
+    from reconcile.services import corrections
+    from reviews.audit import Actor
+    from tests.reconcile.factories import MEMORY_SMALL, RUNTIME_SLUG, upload
+
+    run = run_factory()
+    upload(run, "runtime", RUNTIME_SLUG)
+    upload(run, "memory", MEMORY_SMALL)
+    made = corrections.raise_correction(run=run, member="memory", text="Cite the file.", actor=Actor("user:reviewer-1"))
+    other = _persona("agent-2", "agent")
+    assert reviewer.patch(f"/api/runs/{run.run_id}/", {"participants": ["agent-2"]}, format="json").status_code == 200
+    assert other.post(f"/api/runs/{run.run_id}/mappings/", {"source": "MEM-OBJ-memory-facts", "relation": "new",
+                                                            "target": None}, format="json").status_code == 201
+    assert other.post(f"/api/runs/{run.run_id}/corrections/{made.pk}/replies/", {"text": "On it."},
+                      format="json").status_code == 201
