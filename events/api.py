@@ -8,7 +8,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from reviews.access import READ_RUNS, check_role
+from reviews.access import CALLER_ROUTE, READ_RUNS, check_role, route_policy
 from reviews.api_errors import ApiError
 from reviews.audit import Actor
 from reviews.pagination import Pagination
@@ -105,8 +105,8 @@ class WebhookListCreateView(APIView):
 
     @extend_schema(summary="Subscribe a URL; the answer's `secret` is shown this once",
                    request=WebhookSerializer, responses={201: OpenApiTypes.OBJECT})
+    @route_policy(READ_RUNS, action="webhook.subscribe", scope=CALLER_ROUTE)
     def post(self, request):
-        check_role(request.user, READ_RUNS)
         serializer = WebhookSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -126,6 +126,7 @@ class WebhookDetailView(APIView):
 
     @extend_schema(summary="Change a subscription (`active: true` turns a disabled one back on)",
                    request=WebhookSerializer, responses={200: WebhookSerializer})
+    @route_policy(READ_RUNS, action="webhook.change", scope=CALLER_ROUTE, own=True)
     def patch(self, request, webhook_id: int):
         webhook = _own_webhook(request, webhook_id)
         serializer = WebhookSerializer(webhook, data=request.data, partial=True)
@@ -140,6 +141,7 @@ class WebhookDetailView(APIView):
         return Response(WebhookSerializer(webhook).data)
 
     @extend_schema(summary="Delete a subscription", responses={204: None})
+    @route_policy(READ_RUNS, action="webhook.delete", scope=CALLER_ROUTE, own=True)
     def delete(self, request, webhook_id: int):
         services.delete_webhook(webhook=_own_webhook(request, webhook_id), actor=Actor.for_request(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -161,6 +163,7 @@ class DeliveryListView(APIView):
 class RedeliverView(APIView):
     @extend_schema(summary="Send a delivery again (same webhook-id, a fresh budget of attempts)", request=None,
                    responses={202: DeliverySerializer})
+    @route_policy(READ_RUNS, action="webhook.redeliver", scope=CALLER_ROUTE, own=True)
     def post(self, request, webhook_id: int, delivery_id: int):
         webhook = _own_webhook(request, webhook_id)
         delivery = get_object_or_404(Delivery, pk=delivery_id, webhook=webhook)

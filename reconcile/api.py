@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from records.models import Role
-from reviews.access import DECIDE, PROPOSE, READ_RUNS, run_for
+from reviews.access import DECIDE, PROPOSE, READ_RUNS, route_policy, run_for
 from reviews.api_errors import ApiError, Conflict
 from reviews.audit import Actor
 
@@ -222,8 +222,9 @@ class MappingListCreateView(generics.ListCreateAPIView):
 
     @extend_schema(summary="Propose a mapping (an identical open proposal is answered 200, not made twice)",
                    request=ProposalSerializer, responses={201: MappingSerializer, 200: MappingSerializer})
+    @route_policy(PROPOSE, action="mapping.propose", participant=True)
     def post(self, request, run_id: str):
-        run = run_for(request, run_id, allowed=PROPOSE, action="mapping.propose")
+        run = request.run
         proposal = ProposalSerializer(data=request.data)
         proposal.is_valid(raise_exception=True)
         try:
@@ -257,8 +258,9 @@ class MappingDecisionView(_DecisionView):
     @extend_schema(summary="Accept, reject or reopen a mapping (reviewers)", request=DecisionSerializer,
                    responses={200: MappingSerializer, 409: OpenApiTypes.OBJECT})
     @decides_in_review_pass
+    @route_policy(DECIDE, action="mapping.decide")
     def post(self, request, run_id: str, mapping_id: int):
-        run = run_for(request, run_id, allowed=DECIDE, action="mapping.decide")
+        run = request.run
         mapping = get_object_or_404(Mapping.objects.select_related("run"), run=run, pk=mapping_id)
         mapping = self.decide(request, lambda data, actor: services.decide_mapping(
             mapping=mapping, decision=data["decision"], rationale=data["rationale"], actor=actor,
@@ -294,8 +296,9 @@ class IssueDecisionView(_DecisionView):
     @extend_schema(summary="Accept, reject or reopen an integration issue (reviewers)", request=DecisionSerializer,
                    responses={200: IssueDecisionSerializer, 409: OpenApiTypes.OBJECT})
     @decides_in_review_pass
+    @route_policy(DECIDE, action="issue.decide")
     def post(self, request, run_id: str, decision_id: int):
-        run = run_for(request, run_id, allowed=DECIDE, action="issue.decide")
+        run = request.run
         item = get_object_or_404(IssueDecision.objects.select_related("run"), run=run, pk=decision_id)
         item = self.decide(request, lambda data, actor: services.decide_issue(
             issue_decision=item, decision=data["decision"], rationale=data["rationale"], actor=actor,
@@ -334,8 +337,9 @@ class AmendmentDecisionView(_DecisionView):
                    request=AmendmentDecisionRequestSerializer,
                    responses={200: AmendmentDecisionSerializer, 409: OpenApiTypes.OBJECT})
     @decides_in_review_pass
+    @route_policy(DECIDE, action="amendment.decide")
     def post(self, request, run_id: str, amendment_id: int):
-        run = run_for(request, run_id, allowed=DECIDE, action="amendment.decide")
+        run = request.run
         item = get_object_or_404(AmendmentDecision.objects.select_related("run"), run=run, pk=amendment_id)
         item = self.decide(request, lambda data, actor: services.decide_amendment(
             amendment=item, decision=data["decision"], rationale=data["rationale"], actor=actor,

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from drf_spectacular.types import OpenApiTypes
 
 from records.models import MemberReport, Role
-from reviews.access import DECIDE, PROPOSE, READ_RUNS, actor_labels_of, run_for
+from reviews.access import DECIDE, PROPOSE, READ_RUNS, actor_labels_of, route_policy, run_for
 from reviews.api_errors import ApiError, Conflict
 from reviews.audit import Actor
 
@@ -111,8 +111,9 @@ class CorrectionListView(generics.ListCreateAPIView):
 
     @extend_schema(summary="Raise a correction request (reviewer)", request=RaiseSerializer,
                    responses={201: CorrectionSerializer})
+    @route_policy(DECIDE, action="correction.request")
     def post(self, request, run_id: str):
-        run = run_for(request, run_id, allowed=DECIDE, action="correction.request")
+        run = request.run
         body = RaiseSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -128,7 +129,6 @@ class CorrectionListView(generics.ListCreateAPIView):
 class _Settle(APIView):
     """POST …/corrections/{id}/<verb>/ with `version` (409 when stale)."""
 
-    allowed = DECIDE
     body = VersionSerializer
     verb = ""
 
@@ -136,7 +136,7 @@ class _Settle(APIView):
         raise NotImplementedError
 
     def post(self, request, run_id: str, correction_id: int):
-        run = run_for(request, run_id, allowed=self.allowed, action=f"correction.{self.verb}")
+        run = request.run  # the subclass's handler declares the route's policy
         item = get_object_or_404(CorrectionRequest, run=run, pk=correction_id)
         body = self.body(data=request.data)
         body.is_valid(raise_exception=True)
@@ -152,6 +152,7 @@ class ResolveView(_Settle):
 
     @extend_schema(summary="Accept a request's answer (reviewer)", request=VersionSerializer,
                    responses={200: CorrectionSerializer})
+    @route_policy(DECIDE, action="correction.resolve")
     def post(self, request, run_id: str, correction_id: int):
         return super().post(request, run_id, correction_id)
 
@@ -165,6 +166,7 @@ class ReopenView(_Settle):
 
     @extend_schema(summary="Reopen an answered or resolved request, with a reason (reviewer)",
                    request=ReasonSerializer, responses={200: CorrectionSerializer})
+    @route_policy(DECIDE, action="correction.reopen")
     def post(self, request, run_id: str, correction_id: int):
         return super().post(request, run_id, correction_id)
 
@@ -179,6 +181,7 @@ class WithdrawView(_Settle):
 
     @extend_schema(summary="Withdraw a request (its author)", request=WithdrawSerializer,
                    responses={200: CorrectionSerializer})
+    @route_policy(DECIDE, action="correction.withdraw")
     def post(self, request, run_id: str, correction_id: int):
         return super().post(request, run_id, correction_id)
 
@@ -190,12 +193,10 @@ class WithdrawView(_Settle):
 class ReplyView(APIView):
     @extend_schema(summary="Reply in a request's thread (reviewers, the run's agents)",
                    request=ReplyRequestSerializer, responses={201: CorrectionSerializer})
+    @route_policy(PROPOSE, action="correction.reply", participant=True)
     def post(self, request, run_id: str, correction_id: int):
-        run = run_for(request, run_id, allowed=PROPOSE, action="correction.reply")
+        run = request.run
         item = get_object_or_404(CorrectionRequest, run=run, pk=correction_id)
-        if not corrections.may_reply(request.user, run):
-            raise ApiError("Only reviewers and the agents that took part in this run reply to its requests.",
-                           code="permission_denied", status_code=403)
         body = ReplyRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:

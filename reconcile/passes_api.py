@@ -7,7 +7,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from reviews.access import DECIDE, READ_RUNS, run_for
+from reviews.access import DECIDE, READ_RUNS, route_policy, run_for
 from reviews.api_errors import ApiError, Conflict as ConflictError
 from reviews.audit import Actor
 
@@ -85,8 +85,9 @@ class PassesView(APIView):
 class SubmitPassView(APIView):
     @extend_schema(summary="Submit the caller's own review pass (reviewer); 409 naming what is still open in it",
                    request=None, responses={200: PassSerializer})
+    @route_policy(DECIDE, action="pass.submit")
     def post(self, request, run_id: str):
-        run = run_for(request, run_id, allowed=DECIDE, action="pass.submit")
+        run = request.run
         try:
             submitted = consensus.submit_pass(run=run, reviewer=request.user, actor=Actor.for_request(request))
         except StateConflict as error:
@@ -124,8 +125,9 @@ class ConflictDecisionView(APIView):
     @extend_schema(summary="Settle a conflict (a reviewer with the adjudicate permission who wrote none of its "
                            "passes); refused when it would leave the decisions incoherent",
                    request=AdjudicationSerializer, responses={200: ConflictSerializer})
+    @route_policy(DECIDE, action="conflict.settle")
     def post(self, request, run_id: str, conflict_id: int):
-        run = run_for(request, run_id, allowed=DECIDE, action="conflict.settle")
+        run = request.run
         conflict = get_object_or_404(Conflict, run=run, pk=conflict_id)
         body = AdjudicationSerializer(data=request.data)
         body.is_valid(raise_exception=True)

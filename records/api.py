@@ -15,8 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from celery import current_app as celery_app
-from reviews.access import (DECIDE, READ_RUNS, UPLOAD, check_participant, participant_refusal, refuse_unless_allowed,
-                             run_for)
+from reviews.access import DECIDE, READ_RUNS, UPLOAD, check_participant, participant_refusal, route_policy, run_for
 from reviews.api import RunSerializer
 from reviews.api_errors import ApiError
 from reviews.audit import Actor
@@ -116,8 +115,9 @@ class RunDetailView(APIView):
                            "it and answer its correction requests) and/or `reviews_required` (1-5, until the "
                            "first decision); reviewer or admin",
                    request=ParticipantsSerializer, responses={200: ParticipantsSerializer})
+    @route_policy(DECIDE, action="change the run")
     def patch(self, request, run_id: str):
-        run = run_for(request, run_id, allowed=DECIDE, action="change the run")
+        run = request.run
         body = ParticipantsSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
@@ -137,12 +137,12 @@ class MemberUploadView(APIView):
     @extend_schema(summary="Upload a member report (multipart file+role, or JSON role+content)",
                    request={"multipart/form-data": UploadFileSerializer, "application/json": UploadJsonSerializer},
                    responses={201: MemberVersionSerializer, 200: MemberVersionSerializer, 413: None, 415: None})
+    # Uploads, and the answers to correction requests they carry, only by the run's participants (§9). The
+    # role is checked before the view; whether the caller is a participant, on the run the upload reads once,
+    # under its lock (a run read here as well cost every upload a statement). Every refusal says 404, then
+    # 403, then what is wrong with the body, as when the run was read first.
+    @route_policy(UPLOAD, action="upload", participant=True, lookup=False)
     def post(self, request, run_id: str):
-        # Uploads, and the answers to correction requests they carry, only by the run's participants (§9). The
-        # role is checked here; whether the caller is a participant, on the run the upload reads once, under its
-        # lock (a run read here as well cost every upload a statement). Every refusal says 404, then 403, then
-        # what is wrong with the body, as when the run was read first.
-        refuse_unless_allowed(request, run_id, allowed=UPLOAD, action="upload")
         try:
             # A file part is the report (multipart); without one, `content` is (JSON, or a form's field).
             body = (UploadFileSerializer if "file" in request.FILES else UploadJsonSerializer)(data=request.data)
@@ -299,8 +299,9 @@ class BundleImportView(APIView):
     @extend_schema(summary="Import a run directory: ARTIFACT.yaml plus member files, all pins checked",
                    request={"multipart/form-data": BundleUploadSerializer},
                    responses={201: BundleImportReplySerializer, 200: BundleImportReplySerializer, 413: None, 415: None})
+    @route_policy(UPLOAD, action="import bundle", participant=True)
     def post(self, request, run_id: str):
-        run = check_participant(request, run_id, action="import bundle")
+        run = request.run
         archive = run_directory_archive(request)
         try:
             results = services.import_bundle(run=run, archive=archive, actor=Actor.for_request(request))

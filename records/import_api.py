@@ -8,7 +8,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from reviews.access import UPLOAD, check_role
+from reviews.access import CALLER_ROUTE, UPLOAD, route_policy
 from reviews.api import RunSerializer
 from reviews.api_errors import ApiError, Conflict
 from reviews.audit import Actor
@@ -29,9 +29,9 @@ class RunImportView(APIView):
         request={"multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}},
                                          "required": ["file"]}},
         responses={201: OpenApiTypes.OBJECT})
+    @route_policy(UPLOAD, action="import run", scope=CALLER_ROUTE)
     def post(self, request):
         actor = Actor.for_request(request)
-        check_role(request.user, UPLOAD, action="import run", actor=actor)
         archive = run_directory_archive(request)
         try:
             run, results = import_run(archive=archive, actor=actor, user=request.user)

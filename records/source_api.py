@@ -12,7 +12,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from reviews.access import READ_RUNS, check_participant
+from reviews.access import READ_RUNS, UPLOAD, route_policy
 from reviews.access import run_for
 from reviews.api_errors import ApiError
 from reviews.audit import Actor
@@ -73,8 +73,9 @@ class SourceView(APIView):
                    responses={201: SNAPSHOT, 200: SNAPSHOT, 400: OpenApiResponse(description="refused, naming the entry"),
                               409: OpenApiResponse(description="the run no longer takes uploads"),
                               413: OpenApiResponse(description="the archive file is over MAX_SOURCE_BYTES")})
+    @route_policy(UPLOAD, action="upload source", participant=True)
     def post(self, request, run_id: str):
-        run = check_participant(request, run_id, action="upload source")
+        run = request.run
         upload = request.FILES.get("file")
         if upload is None:
             raise ApiError("file: required, a tar.gz or zip of the source at the reviewed commit", code="invalid",

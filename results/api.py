@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from reconcile import services as reconcile_services
 from records.api import BundleImportView
-from reviews.access import DECIDE, READ_AUDIT, READ_RUNS, run_for
+from reviews.access import DECIDE, READ_AUDIT, READ_RUNS, route_policy, run_for
 from reviews.api_errors import ApiError, Conflict
 from reviews.audit import Actor
 from reviews.models import AuditEvent
@@ -76,8 +76,9 @@ def blocked(error: services.ApprovalBlocked, *, code: str) -> Conflict:
 class ReviseView(APIView):
     @extend_schema(summary="Revise a final run: the next run ID, same boundary, current members, decisions kept",
                    request=None, responses={201: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
+    @route_policy(DECIDE, action="revise")
     def post(self, request, run_id: str):
-        run = run_for(request, run_id, allowed=DECIDE, action="revise")
+        run = request.run
         try:
             successor = reconcile_services.revise_run(run=run, actor=Actor.for_request(request), user=request.user)
         except reconcile_services.StateConflict as error:
@@ -118,8 +119,9 @@ STATUS_REPLY = inline_serializer("RunStatusReply", {
 class ApproveView(APIView):
     @extend_schema(summary="Reviewer sign-off on the run's current manifest; queues finalization",
                    request=ApproveSerializer, responses={201: ApprovalReplySerializer, 409: OpenApiTypes.OBJECT})
+    @route_policy(DECIDE, action="approve")
     def post(self, request, run_id: str):
-        run = run_for(request, run_id, allowed=DECIDE, action="approve")
+        run = request.run
         serializer = ApproveSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
@@ -137,8 +139,9 @@ class ApproveView(APIView):
 class ReopenView(APIView):
     @extend_schema(summary="Move an approved (not final) run back to review, with a reason",
                    request=ReopenSerializer, responses={200: STATUS_REPLY, 409: OpenApiTypes.OBJECT})
+    @route_policy(DECIDE, action="reopen")
     def post(self, request, run_id: str):
-        run = run_for(request, run_id, allowed=DECIDE, action="reopen")
+        run = request.run
         serializer = ReopenSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
@@ -154,8 +157,9 @@ class ReopenView(APIView):
 class FinalizeRetryView(APIView):
     @extend_schema(summary="Retry a failed finalization (after the cause is fixed)", request=None,
                    responses={202: STATUS_REPLY, 409: OpenApiTypes.OBJECT})
+    @route_policy(DECIDE, action="retry finalization")
     def post(self, request, run_id: str):
-        run = run_for(request, run_id, allowed=DECIDE, action="retry finalization")
+        run = request.run
         try:
             run = services.retry_finalize(run=run, actor=Actor.for_request(request))
         except services.ApprovalBlocked as error:

@@ -13,7 +13,7 @@ from reconcile import services as reconcile_services
 from reconcile.models import CorrectionRequest
 from reconcile.panels import blockers_context, final_notice
 from reconcile.passes.entering import in_review_pass
-from reviews.access import DECIDE, READ_RUNS, has_any_role, run_for
+from reviews.access import DECIDE, READ_RUNS, has_any_role, route_policy, run_for
 from reviews.audit import Actor
 from reviews.models import Run
 
@@ -81,12 +81,13 @@ def result_detail(request, run_id: str):
 @login_required
 @require_http_methods(["GET", "POST"])
 @in_review_pass
+@route_policy(DECIDE, action="approve")
 def approve(request, run_id: str):
     """GET: the approval panel (for htmx or a plain include). POST: sign the run off."""
     if request.method == "GET":
         run = run_for(request, run_id, allowed=READ_RUNS, action="read")
         return render(request, "results/_approve_panel.html", approve_panel_context(request, run))
-    run = run_for(request, run_id, allowed=DECIDE, action="approve")
+    run = request.run
     try:
         services.approve_run(run=run, note=request.POST.get("note", ""), actor=Actor.for_request(request))
     except services.NoteRequired as error:
@@ -106,8 +107,9 @@ def approve(request, run_id: str):
 
 @login_required
 @require_POST
+@route_policy(DECIDE, action="reopen")
 def reopen(request, run_id: str):
-    run = run_for(request, run_id, allowed=DECIDE, action="reopen")
+    run = request.run
     try:
         services.reopen_run(run=run, reason=request.POST.get("reason", ""), actor=Actor.for_request(request))
     except services.NoteRequired as error:
@@ -121,9 +123,10 @@ def reopen(request, run_id: str):
 
 @login_required
 @require_POST
+@route_policy(DECIDE, action="revise")
 def revise(request, run_id: str):
     """Start the final run's successor and go to it."""
-    run = run_for(request, run_id, allowed=DECIDE, action="revise")
+    run = request.run
     try:
         successor = reconcile_services.revise_run(run=run, actor=Actor.for_request(request), user=request.user)
     except reconcile_services.StateConflict as error:
@@ -136,8 +139,9 @@ def revise(request, run_id: str):
 
 @login_required
 @require_POST
+@route_policy(DECIDE, action="retry finalization")
 def retry_finalize(request, run_id: str):
-    run = run_for(request, run_id, allowed=DECIDE, action="retry finalization")
+    run = request.run
     try:
         services.retry_finalize(run=run, actor=Actor.for_request(request))
     except services.ApprovalBlocked as error:

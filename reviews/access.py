@@ -2,14 +2,21 @@
 
 Roles are Django groups named after them; a superuser holds every role. A view that
 reads a run asks `run_for`, which 404s, checks the role and writes the audited denial; nothing
-else. (A view that reads or decides inside a reviewer's own review pass says so itself, with
+else. A write route declares who may call it once, beside itself, with `@route_policy` (roles, and
+whether an agent must be a participant of the run), which enforces it the same way before the view
+runs. (A view that reads or decides inside a reviewer's own review pass says so itself, with
 `reconcile.passes.entering`.)
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from functools import wraps
+from typing import Callable
+
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.db import models
+from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
 from .audit import DENIED, Actor, record_denial
@@ -92,19 +99,116 @@ def run_for(request, run_id: str, *, allowed: set[str] | frozenset = READ_RUNS, 
 
 
 def participant_refusal(run: Run) -> str:
-    return (f"Only the participants of run {run.run_id} may upload to it or answer its correction requests: "
-            "the agent that created it, and agents a reviewer or admin adds with "
+    return (f"Only the participants of run {run.run_id} may upload to it, propose its mappings or answer and reply "
+            "to its correction requests: the agent that created it, and agents a reviewer or admin adds with "
             f"PATCH /api/runs/{run.run_id}/ {{\"participants\": [...]}}.")
 
 
 def check_participant(request, run_id: str, *, action: str) -> Run:
     """The run, if the caller may `action` on it as an uploader: an admin, or an agent among its participants
     (DESIGN §9). 404 when there is none; PermissionDenied, audited, naming how to be added, otherwise."""
-    run = run_for(request, run_id, allowed=UPLOAD, action=action)
-    if ADMIN in roles_of(request.user) or run.has_participant(request.user):
+    return enforce(request, RoutePolicy(frozenset(UPLOAD), action, participant=True), run_id)
+
+
+# Who may call each write route (DESIGN §9), declared once beside the route with `@route_policy` and
+# enforced by it before the view runs; tests/security/test_authorisation_matrix.py reads the declarations.
+
+RUN_ROUTE, CALLER_ROUTE = "run", "caller"
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+@dataclass(frozen=True)
+class RoutePolicy:
+    """Who may call one write route.
+
+    `roles`: the caller holds one of them (a superuser holds every role). `action`: what an audited denial
+    says was attempted. `participant`: an agent must also be one of the run's participants (DESIGN §9); a
+    caller admitted by another of `roles` (a reviewer, an admin) need not be. `scope`: RUN_ROUTE, the URL
+    names a run (`run_id`): 404 when there is none, a denial audited on it; CALLER_ROUTE, the route acts on
+    no run (it creates one, or acts on the caller's own things). `own`: the thing acted on is the caller's
+    own, looked up among theirs (another's is 404 to everyone). `lookup`: False when the view reads the run
+    itself, under its lock, and judges participation there (`check_participant` refuses): the role is
+    checked here without reading the run, which is read only to refuse. `form`: the view's GET serves the
+    write's form, for which the role is checked too (participation only for the write).
+    """
+
+    roles: frozenset[str]
+    action: str
+    participant: bool = False
+    scope: str = RUN_ROUTE
+    own: bool = False
+    lookup: bool = True
+    form: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "roles", frozenset(self.roles))
+
+    def admits(self, user, run: Run | None) -> bool:
+        """The rule `enforce` applies, as a question (a page asks it before offering a form)."""
+        roles = roles_of(user)
+        if not roles & self.roles:
+            return False
+        if not self.participant or roles & (self.roles - {AGENT}):
+            return True
+        return run is not None and run.has_participant(user)
+
+
+def enforce(request, policy: RoutePolicy, run_id: str | None = None) -> Run | None:
+    """Look up, check, audit a denial: the run a RUN_ROUTE names, if the caller may do `policy.action` on it
+    (404 when there is none; PermissionDenied, audited, otherwise: naming how to be added when the caller
+    holds the role but is no participant). A CALLER_ROUTE only checks the role and returns None."""
+    if policy.scope == CALLER_ROUTE:
+        check_role(request.user, policy.roles, action=policy.action)
+        return None
+    if not policy.lookup:
+        refuse_unless_allowed(request, run_id, allowed=policy.roles, action=policy.action)
+        return None
+    run = run_for(request, run_id, allowed=policy.roles, action=policy.action)
+    if policy.admits(request.user, run):
         return run
-    _deny(run, user=request.user, actor=Actor.for_request(request), attempted=action)
+    _deny(run, user=request.user, actor=Actor.for_request(request), attempted=policy.action)
     raise PermissionDenied(participant_refusal(run))
+
+
+def route_policy(roles, *, action: str, participant: bool = False, scope: str = RUN_ROUTE, own: bool = False,
+                 lookup: bool = True, form: bool = False) -> Callable:
+    """Declare, on a view or a DRF handler method, who may call it (see RoutePolicy), and enforce it on its
+    write requests before it runs: the view finds the run it checked as `request.run` (a RUN_ROUTE's).
+    Innermost: below `login_required`, the method checks and `reconcile.passes.entering`'s decorators."""
+    return _declared({None: RoutePolicy(roles, action, participant, scope, own, lookup, form)})
+
+
+def route_policies(kwarg: str, **policies: RoutePolicy) -> Callable:
+    """As `route_policy`, for a view whose URL names what it does (`…/<str:verb>/`): one policy per value of
+    the URL's `kwarg`; any other value is 404."""
+    return _declared({(kwarg, value): policy for value, policy in policies.items()})
+
+
+def _declared(policies: dict) -> Callable:
+    def declare(view: Callable) -> Callable:
+        @wraps(view)
+        def enforced(*args, **kwargs):
+            request = args[0] if isinstance(args[0], HttpRequest) else args[1]  # a function view, or a handler
+            key = next(iter(policies))
+            if key is not None:
+                key = (key[0], kwargs.get(key[0]))
+                if key not in policies:
+                    raise Http404("no such action")
+            policy = policies[key]
+            if request.method == "GET" and policy.form:
+                policy = replace(policy, participant=False)  # the write's form: the role only
+            elif request.method not in WRITE_METHODS:
+                policy = None
+            if policy is not None:
+                run = enforce(request, policy, kwargs.get("run_id"))
+                if run is not None:
+                    request.run = run
+            return view(*args, **kwargs)
+
+        enforced.route_policies = policies
+        return enforced
+
+    return declare
 
 
 def refuse_unless_allowed(request, run_id: str, *, allowed: set[str], action: str) -> None:

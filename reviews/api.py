@@ -5,7 +5,7 @@ from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 
-from .access import READ_RUNS, UPLOAD, check_role, roles_of
+from .access import CALLER_ROUTE, READ_RUNS, UPLOAD, check_role, roles_of, route_policy
 from .audit import Actor
 from .api_errors import ApiError, Conflict
 from .models import Run
@@ -38,8 +38,8 @@ class RunListCreateView(generics.ListCreateAPIView):
         return runs
 
     @extend_schema(summary="Create a run", responses={201: RunSerializer})
+    @route_policy(UPLOAD, action="create run", scope=CALLER_ROUTE)
     def create(self, request, *args, **kwargs):
-        check_role(request.user, UPLOAD)
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:

@@ -15,8 +15,8 @@ a view that raises leaves it without keeping anything. A view with neither decor
 shared rows only, and a decision service it calls on a run in independent review refuses
 (`reconcile.blind.ReviewsBlind`, 409 `reviews_blind`).
 
-The world is entered before the view's own access check (`reviews.access.run_for`) and only for a
-reviewer or an admin, whom every role set these views ask for admits: the check then passes, so no
+The world is entered before the view's own access check (`reviews.access.route_policy` or `run_for`)
+and only for a reviewer or an admin, whom every role set these views ask for admits: the check then passes, so no
 audited denial is ever written inside a world (whose writes are rolled back). A function view takes
 the decorator innermost (below `login_required` and the method checks); a DRF view, on its handler
 method (`get`, `post`), where the caller is authenticated.

@@ -23,7 +23,6 @@ from records.parsing import parse_report
 from records.models import MemberReport, MemberVersion, Record
 from records.services import AnswersRefused
 from records.verification import VERIFICATION_ROLES, blocker_requests
-from reviews.access import DECIDE, has_any_role, may_read_audit
 from reviews.actions import Action
 from reviews.audit import Actor, lock_run, record_event
 from reviews.models import Run
@@ -302,8 +301,3 @@ def members_uploaded_by(run: Run, labels: set[str]) -> list[str]:
     """The roles of the run's members whose current version one of `labels` uploaded: what that agent answers."""
     return list(MemberReport.objects.filter(run=run, current_version__uploaded_by__in=labels)
                 .values_list("role", flat=True))
-
-
-def may_reply(user, run: Run) -> bool:
-    """Reviewers and admins reply on any run; an agent on the runs it took part in."""
-    return has_any_role(user, DECIDE) or may_read_audit(user, run)

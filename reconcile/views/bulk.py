@@ -7,7 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from reviews.access import DECIDE, run_for
+from reviews.access import DECIDE, route_policy
 from reviews.audit import Actor
 
 from .. import services
@@ -33,10 +33,11 @@ def _names(mappings) -> str:
 @login_required
 @require_POST
 @decides_in_review_pass
+@route_policy(DECIDE, action="mapping.bulk_accept")
 def bulk_accept(request, run_id: str):
     """Without `confirm`: the preview, how many and which rows it would accept. With it: accept exactly
     the previewed rows (those still open), and keep them in the session for the Undo."""
-    run = run_for(request, run_id, allowed=DECIDE, action="mapping.bulk_accept")
+    run = request.run
     form = BulkAcceptForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Bulk accept needs a minimum score between 0 and 1.")
@@ -77,9 +78,10 @@ def bulk_accept(request, run_id: str):
 @login_required
 @require_POST
 @decides_in_review_pass
+@route_policy(DECIDE, action="mapping.bulk_accept")
 def undo_bulk_accept(request, run_id: str):
     """Reopen exactly the decisions of the reviewer's last bulk accept on the run, as one step."""
-    run = run_for(request, run_id, allowed=DECIDE, action="mapping.bulk_accept")
+    run = request.run
     last = request.session.get(undo_key(run))
     if not last:
         messages.error(request, "There is no bulk accept of yours on this run to undo.")

@@ -10,7 +10,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from records.models import MemberReport, Role
-from reviews.access import DECIDE, PROPOSE, READ_RUNS, has_any_role, run_for
+from reviews.access import (DECIDE, PROPOSE, READ_RUNS, RoutePolicy, has_any_role, route_policies, route_policy,
+                             run_for)
 from reviews.audit import Actor
 
 from .. import services
@@ -21,6 +22,8 @@ from ..diffs import NoSuchVersion, record_changes, version_diff, version_numbers
 from .rows import word_diff_html
 
 VERBS = {"resolve", "reopen", "withdraw", "reply"}
+# Reviewers and admins reply on any run; an agent on the runs it is a participant of (DESIGN §9).
+REPLY = RoutePolicy(PROPOSE, "correction.reply", participant=True)
 
 
 def corrections_context(request, run, *, member: str = "") -> dict:
@@ -33,7 +36,7 @@ def corrections_context(request, run, *, member: str = "") -> dict:
                    .order_by("role").values_list("role", flat=True))
     return {"run": run, "requests": list(found), "member": member, "members": members,
             "can_decide": has_any_role(request.user, DECIDE) and run.status not in services.LOCKED_STATUSES,
-            "can_reply": corrections.may_reply(request.user, run) and run.status not in services.LOCKED_STATUSES,
+            "can_reply": REPLY.admits(request.user, run) and run.status not in services.LOCKED_STATUSES,
             "prefill": {"member": request.GET.get("member", member), "record": request.GET.get("record", ""),
                         "line": request.GET.get("line", "")},
             "actor_label": Actor.for_request(request).label}
@@ -42,6 +45,7 @@ def corrections_context(request, run, *, member: str = "") -> dict:
 @login_required
 @require_http_methods(["GET", "POST"])
 @in_review_pass
+@route_policy(DECIDE, action="correction.request")
 def run_corrections(request, run_id: str):
     """GET: the run's correction requests (the member page loads one member's as a fragment, `?member=`).
     POST: raise one (reviewer)."""
@@ -53,7 +57,7 @@ def run_corrections(request, run_id: str):
         context = corrections_context(request, run, member=member if request.htmx else "")
         template = "reconcile/corrections.html#corrections-list" if request.htmx else "reconcile/corrections.html"
         return render(request, template, context)
-    run = run_for(request, run_id, allowed=DECIDE, action="correction.request")
+    run = request.run
     line = request.POST.get("line", "").strip()
     try:
         made = corrections.raise_correction(
@@ -69,10 +73,10 @@ def run_corrections(request, run_id: str):
 
 @login_required
 @require_POST
+@route_policies("verb", reply=REPLY,
+                **{verb: RoutePolicy(DECIDE, f"correction.{verb}") for verb in sorted(VERBS - {"reply"})})
 def correction_action(request, run_id: str, correction_id: int, verb: str):
-    if verb not in VERBS:
-        raise Http404("no such action")
-    run = run_for(request, run_id, allowed=PROPOSE if verb == "reply" else DECIDE, action=f"correction.{verb}")
+    run = request.run
     item = get_object_or_404(CorrectionRequest, run=run, pk=correction_id)
     actor = Actor.for_request(request)
     version = request.POST.get("version", "")
@@ -87,8 +91,6 @@ def correction_action(request, run_id: str, correction_id: int, verb: str):
             corrections.withdraw_correction(request=item, reason=request.POST.get("reason", ""), actor=actor,
                                             expected_version=expected)
         else:
-            if not corrections.may_reply(request.user, run):
-                raise services.InvalidDecision("only reviewers and the agents of this run reply here")
             corrections.reply_to_correction(request=item, text=request.POST.get("text", ""), actor=actor)
     except services.StaleVersion as error:
         messages.error(request, f"Not saved: request #{item.pk} changed meanwhile (it is {error.current.state} now); "

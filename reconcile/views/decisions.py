@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from records.ids import parse_id
 from records.models import IntegrationIssue
-from reviews.access import DECIDE, run_for
+from reviews.access import DECIDE, route_policy
 from reviews.audit import Actor
 from reviews.models import Run
 
@@ -103,8 +103,9 @@ def _redirect_after(request, run: Run, outcome: Outcome, anchor: str) -> HttpRes
 @login_required
 @require_POST
 @decides_in_review_pass
+@route_policy(DECIDE, action="mapping.decide")
 def decide_mapping(request, run_id: str, mapping_id: int):
-    run = run_for(request, run_id, allowed=DECIDE, action="mapping.decide")
+    run = request.run
     actor = Actor.for_request(request)
     mapping = get_object_or_404(Mapping, run=run, pk=mapping_id)
     outcome = _decide(
@@ -141,8 +142,9 @@ def _affected_rows(request, run: Run, mapping: Mapping) -> list[dict]:
 @login_required
 @require_POST
 @decides_in_review_pass
+@route_policy(DECIDE, action="issue.decide")
 def decide_issue(request, run_id: str, issue_id: int):
-    run = run_for(request, run_id, allowed=DECIDE, action="issue.decide")
+    run = request.run
     actor = Actor.for_request(request)
     decision = get_object_or_404(IssueDecision, run=run, issue_id=issue_id)
     outcome = _decide(
@@ -187,10 +189,11 @@ def _mapping_rows_on_page(request, run: Run, mappings: list[Mapping]) -> list[di
 @login_required
 @require_POST
 @decides_in_review_pass
+@route_policy(DECIDE, action="amendment.decide")
 def decide_amendment(request, run_id: str, amendment_id: int):
     """Accept, reject, carry into the Limitations, or reopen an amendment or unresolved conflict. A
     supersession is decided through its mappings: their rows on the page are redrawn too."""
-    run = run_for(request, run_id, allowed=DECIDE, action="amendment.decide")
+    run = request.run
     actor = Actor.for_request(request)
     amendment = get_object_or_404(AmendmentDecision, run=run, pk=amendment_id)
     outcome = _decide(

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from reviews.access import DECIDE, has_any_role, may_adjudicate, run_for
+from reviews.access import DECIDE, has_any_role, may_adjudicate, route_policy, run_for
 from reviews.audit import Actor
 from reviews.models import MAX_REVIEWS_REQUIRED, Run
 from reviews.services import ReviewsRequiredRefused, decisions_taken, set_reviews_required
@@ -51,10 +51,11 @@ def _panel_context(request, run: Run) -> dict:
 @login_required
 @require_http_methods(["GET", "POST"])
 @in_review_pass
+@route_policy(DECIDE, action="run.reviews_required")
 def run_reviews(request, run_id: str):
     """GET: the run page's independent reviews panel; POST `reviews_required`: change it (reviewer)."""
     if request.method == "POST":
-        run = run_for(request, run_id, allowed=DECIDE, action="run.reviews_required")
+        run = request.run
         try:
             set_reviews_required(run=run, count=int(request.POST.get("reviews_required", "")),
                                  actor=Actor.for_request(request))
@@ -70,8 +71,9 @@ def run_reviews(request, run_id: str):
 
 @login_required
 @require_POST
+@route_policy(DECIDE, action="pass.submit")
 def submit_review(request, run_id: str):
-    run = run_for(request, run_id, allowed=DECIDE, action="pass.submit")
+    run = request.run
     try:
         submitted = consensus.submit_pass(run=run, reviewer=request.user, actor=Actor.for_request(request))
     except StateConflict as error:
@@ -129,8 +131,9 @@ def run_conflicts(request, run_id: str):
 
 @login_required
 @require_POST
+@route_policy(DECIDE, action="conflict.settle")
 def settle_conflict(request, run_id: str, conflict_id: int):
-    run = run_for(request, run_id, allowed=DECIDE, action="conflict.settle")
+    run = request.run
     conflict = get_object_or_404(Conflict, run=run, pk=conflict_id)
     try:
         consensus.settle_conflict(conflict=conflict, decision=request.POST.get("decision", ""),

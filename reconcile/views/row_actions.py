@@ -14,7 +14,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods
 
 from records.ids import parse_id
-from reviews.access import DECIDE, PROPOSE, run_for
+from reviews.access import DECIDE, PROPOSE, route_policy
 from reviews.audit import Actor
 from reviews.models import Run
 
@@ -93,9 +93,10 @@ def _row_action_page(request, run: Run, context: dict) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 @in_review_pass
+@route_policy(PROPOSE, action="mapping.propose", participant=True, form=True)
 def propose_mapping(request, run_id: str, source: str):
     """Another mapping for one member record (GET: the form); the record's rows come back with the new one."""
-    run = run_for(request, run_id, allowed=PROPOSE, action="mapping.propose")
+    run = request.run
     actor = Actor.for_request(request)
     if parse_id(source) is None:
         raise Http404(f"{source!r} is not a record ID")
@@ -140,10 +141,11 @@ def propose_mapping(request, run_id: str, source: str):
 @login_required
 @require_http_methods(["GET", "POST"])
 @decides_in_review_pass
+@route_policy(DECIDE, action="canonical.reject", form=True)
 def reject_canonical(request, run_id: str, canonical_id: int):
     """Take a canonical record out of the shared set (GET: the form), from a row that shows it; every
     row of the same member pointing at it is redrawn out of band."""
-    run = run_for(request, run_id, allowed=DECIDE, action="canonical.reject")
+    run = request.run
     actor = Actor.for_request(request)
     record = get_object_or_404(CanonicalRecord, run=run, pk=canonical_id)
     form = RejectCanonicalForm(request.POST if request.method == "POST" else None)

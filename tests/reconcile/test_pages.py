@@ -469,6 +469,7 @@ def test_it_proposes_another_mapping_and_returns_the_records_rows_with_it(client
 
 
 def test_it_says_an_identical_open_proposal_is_already_there(client, agent, small_run):
+    small_run.participants.add(agent.user)  # an agent proposes to the runs it takes part in (DESIGN §9)
     client.force_login(agent.user)
     data = {"relation": "no-counterpart", "target": ""}
     client.post(propose_url(small_run, "MEM-ABS-slote"), data, HTTP_HX_REQUEST="true")
@@ -553,6 +554,7 @@ def test_it_opens_the_propose_form_in_place_or_on_its_own_page_without_javascrip
 
 
 def test_an_agent_proposes_from_the_page_but_is_offered_no_decision(client, agent, small_run):
+    small_run.participants.add(agent.user)  # an agent proposes to the runs it takes part in (DESIGN §9)
     client.force_login(agent.user)
     body = client.get(page(small_run)).content.decode()
     assert "Propose another mapping…" in body

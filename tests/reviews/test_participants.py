@@ -159,7 +159,7 @@ def test_an_outsider_agent_proposes_no_mapping_through_the_api_or_the_page(agent
 
     assert Mapping.objects.filter(run=run).count() == mappings
     written = AuditEvent.objects.filter(run=run, seq__gt=last).values_list("action", "actor")
-    assert list(written) == [("permission.denied", "token:agent-2")]  # the page's denial folds into it
+    assert list(written) == [("permission.denied", "token:agent-2"), ("permission.denied", "user:agent-2")]
     assert not AuditEvent.objects.filter(run=run, action="mapping.proposed").exclude(actor="token:agent-1").exists()
     # The creator still proposes.
     assert agent.post(f"/api/runs/{run.run_id}/mappings/", {"source": "MEM-OBJ-memory-facts", "relation": "new",

@@ -10,12 +10,17 @@ the revoked token's holder is anonymous there).
 Outcomes: a status code for reads (exact), ALLOWED for writes sent with an empty body (anything but
 401, 403, a redirect to the login page or a 5xx: the request got past the access check and was
 judged on its content), LOGIN (302 to the login page), or a status.
+
+Who may call each write route is declared once, beside the route (`reviews.access.route_policy`): every
+write route's view must carry a declaration, and every write route of a run is tried as an agent outside
+the run, which must get 403 with nothing stored and nothing audited but its folded denial (DESIGN §9).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import pytest
+from django.apps import apps
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
@@ -24,8 +29,9 @@ from reconcile.models import AmendmentDecision, CanonicalRecord, IssueDecision, 
 from reconcile.services import corrections
 from records.models import MemberVersion
 from records.services.snapshots import upload_source_snapshot
+from reviews.access import CALLER_ROUTE, RUN_ROUTE, WRITE_METHODS, RoutePolicy
 from reviews.audit import Actor
-from reviews.models import ApiToken
+from reviews.models import ApiToken, AuditEvent
 from reviews.services import issue_token, revoke_token
 from tests.reconcile.factories import MEMORY_SMALL, RUNTIME_SLUG, upload
 from tests.reconcile.page_factories import amendments
@@ -38,7 +44,7 @@ ROLES = {AGENT, PARTICIPANT, REVIEWER, AUDITOR, ADMIN}
 EVERY_ROLE = frozenset(ROLES)
 UPLOADERS = frozenset({AGENT, PARTICIPANT, ADMIN})  # create runs; upload to a run only as its participant
 PARTICIPANTS = frozenset({PARTICIPANT, ADMIN})  # the run's creator and added agents (§9), and admins
-PROPOSERS = frozenset({AGENT, PARTICIPANT, REVIEWER, ADMIN})
+PROPOSERS = frozenset({PARTICIPANT, REVIEWER, ADMIN})  # an agent proposes to, and replies on, its runs only
 DECIDERS = frozenset({REVIEWER, ADMIN})
 AUDIT_READERS = frozenset({PARTICIPANT, REVIEWER, AUDITOR, ADMIN})  # an agent reads the trails of runs it acted on
 EXPORTERS = frozenset({REVIEWER, AUDITOR, ADMIN})
@@ -150,7 +156,7 @@ EXPECTED: dict[tuple[str, str], Row] = {
     (R + "corrections/<int:correction_id>/resolve/", "POST"): api(DECIDERS, ALLOWED),
     (R + "corrections/<int:correction_id>/reopen/", "POST"): api(DECIDERS, ALLOWED),
     (R + "corrections/<int:correction_id>/withdraw/", "POST"): api(DECIDERS, ALLOWED),
-    (R + "corrections/<int:correction_id>/replies/", "POST"): api({PARTICIPANT, REVIEWER, ADMIN}, ALLOWED),
+    (R + "corrections/<int:correction_id>/replies/", "POST"): api(PROPOSERS, ALLOWED),
     (R + "members/<str:member_id>/diff/", "GET"): api(EVERY_ROLE),
     (P + "corrections/", "GET"): page(EVERY_ROLE),
     (P + "corrections/", "POST"): page(DECIDERS, ALLOWED),
@@ -237,6 +243,123 @@ def test_rows_of_api_views_name_exactly_the_methods_they_implement():
         methods = drf_methods(view)
         if methods is not None:
             assert {m for r, m in rows if r == route} == methods, route
+
+
+# --- who may write: one declaration per route ----------------------------------------------------
+
+# Django's own views, not the app's: logging out ends the caller's session only; the admin site is
+# staff-only and read-only for runs, tokens and events.
+NOT_THE_APPS = {"logout/", "admin/"}
+# A generic DRF view's handler calls its action: the declaration may sit on either.
+GENERIC_ACTIONS = {"POST": "create", "PUT": "update", "PATCH": "partial_update", "DELETE": "destroy"}
+
+
+def function_view_methods(view) -> set[str] | None:
+    """The methods a function view's `require_http_methods` (`require_POST`, …) lets through, if it has one."""
+    while view is not None:
+        free = dict(zip(view.__code__.co_freevars, view.__closure__ or ()))
+        if "request_method_list" in free:
+            return {m.upper() for m in free["request_method_list"].cell_contents}
+        view = getattr(view, "__wrapped__", None)
+    return None
+
+
+def write_methods(route: str, view) -> set[str]:
+    methods = drf_methods(view)
+    if methods is None:
+        methods = function_view_methods(view) or {m for r, m in EXPECTED if r == route}
+    return methods & WRITE_METHODS
+
+
+def declared_policies(view, method: str) -> dict:
+    """The `route_policy` declarations of the handler that answers `method`: {None: policy}, or one
+    policy per value of a URL argument ({("verb", "reply"): policy, …}); {} when there is none."""
+    cls = getattr(view, "cls", None)
+    if cls is None:
+        return getattr(view, "route_policies", {})
+    handlers = [getattr(cls, method.lower(), None), getattr(cls, GENERIC_ACTIONS[method], None)]
+    return next((h.route_policies for h in handlers if hasattr(h, "route_policies")), {})
+
+
+def undeclared_write_routes(found: dict[str, object]) -> list[str]:
+    return [f"{method} /{route}" for route, view in found.items() if route not in NOT_THE_APPS
+            for method in sorted(write_methods(route, view)) if not declared_policies(view, method)]
+
+
+def write_routes_of_a_run() -> list[tuple[str, str, dict, RoutePolicy]]:
+    """(route, method, URL arguments the policy names, policy) of every write route that names a run."""
+    found = []
+    for route, view in routes().items():
+        if route in NOT_THE_APPS:
+            continue
+        for method in sorted(write_methods(route, view)):
+            for key, policy in declared_policies(view, method).items():
+                if policy.scope == RUN_ROUTE:
+                    found.append((route, method, dict([key]) if key else {}, policy))
+    return found
+
+
+def test_every_write_route_declares_who_may_call_it():
+    assert undeclared_write_routes(routes()) == []
+
+
+def test_a_write_route_without_a_declaration_is_found(monkeypatch):
+    """The check above bites: a new POST view with no `route_policy` is named."""
+    from django.views.decorators.http import require_POST
+
+    @require_POST
+    def new_write(request, run_id: str):
+        raise AssertionError("never called")
+
+    assert undeclared_write_routes(routes() | {"runs/<str:run_id>/new/": new_write}) == [
+        "POST /runs/<str:run_id>/new/"]
+
+
+def test_every_declaration_is_of_a_known_scope_and_its_roles():
+    for route, view in routes().items():
+        for method in write_methods(route, view) if route not in NOT_THE_APPS else ():
+            for policy in declared_policies(view, method).values():
+                assert policy.scope in (RUN_ROUTE, CALLER_ROUTE) and policy.roles and policy.action, route
+                # An agent writes to a run only as its participant (DESIGN §9).
+                if policy.scope == RUN_ROUTE and "agent" in policy.roles:
+                    assert policy.participant, f"{method} /{route}"
+    assert len(write_routes_of_a_run()) >= 35
+
+
+def app_rows() -> dict[str, int]:
+    return {model._meta.label: model.objects.count() for label in ("reviews", "records", "reconcile", "results",
+                                                                   "events")
+            for model in apps.get_app_config(label).get_models()}
+
+
+def test_an_agent_outside_the_run_writes_nothing_on_any_write_route(world):
+    """Every write route of a run, as an agent that is no participant: 403, no row stored anywhere, no event
+    but the caller's denial (folded: one event per caller label and run, its tally counting the rest)."""
+    kwargs, callers = world
+    api_client, browser = callers[AGENT]
+    wrong = []
+    for route, method, named, policy in write_routes_of_a_run():
+        url = url_of(route, kwargs | named)
+        client = api_client if route.startswith("api/") else browser
+        before, last = app_rows(), AuditEvent.objects.order_by("pk").last().pk
+        if client is api_client:
+            response = getattr(client, method.lower())(url, {}, format="json")
+        else:
+            response = getattr(client, method.lower())(url, {})
+        after = app_rows()
+        changed = {name: after[name] - count for name, count in before.items() if after[name] != count}
+        events = list(AuditEvent.objects.filter(pk__gt=last).values_list("action", "actor"))
+        if response.status_code != 403:
+            wrong.append(f"{method} {url}: {response.status_code}, not 403")
+        if not set(changed) <= {"reviews.AuditEvent", "reviews.DenialTally"} or any(n > 1 for n in changed.values()):
+            wrong.append(f"{method} {url}: stored {changed}")
+        if any(action != "permission.denied" or not actor.endswith(":agent-outside") for action, actor in events):
+            wrong.append(f"{method} {url}: audited {events}")
+        if policy.participant and response.status_code == 403 and client is api_client:
+            assert "PATCH /api/runs/" in response.json()["error"]["message"], url  # how to be added
+    assert wrong == [], "\n".join(wrong)
+    denials = AuditEvent.objects.filter(action="permission.denied", actor__endswith=":agent-outside")
+    assert denials.count() == 2  # one per label: the token's and the browser session's
 
 
 # --- the matrix ---------------------------------------------------------------------------------

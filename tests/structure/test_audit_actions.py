@@ -16,8 +16,9 @@ from tests.structure.test_import_graph import ROOT
 
 APP_CODE = ("reviews", "events", "records", "reconcile", "results", "config")
 VOCABULARY = ROOT / "reviews" / "actions.py"
-# `action=` of these is what a caller attempted (reviews.access) or an argparse action: not an audit action.
-NOT_AUDIT = {"run_for", "check_role", "check_participant", "refuse_unless_allowed", "add_argument"}
+# `action=` of these is what a caller attempted (reviews.access, a route's policy) or an argparse action: not an
+# audit action.
+NOT_AUDIT = {"run_for", "check_role", "check_participant", "refuse_unless_allowed", "route_policy", "add_argument"}
 
 
 def app_sources() -> list[tuple[str, str]]:
