@@ -70,9 +70,12 @@ def has_any_role(user, allowed: set[str]) -> bool:
 
 
 def _deny(run: Run, *, user, actor: Actor | None, attempted: str) -> None:
-    """The audited denial, folded per caller and run (reviews.audit.record_denial)."""
+    """The audited denial, folded per caller and run (reviews.audit.record_denial); an agent outside the run is
+    denied on the run-less chain, so that it writes nothing to the run's trail (DESIGN §9)."""
+    roles = roles_of(user)
+    outside = roles == {AGENT} and not run.has_participant(user)
     record_denial(run=run, actor=actor or (Actor.for_user(user) if user.is_authenticated else Actor("anonymous")),
-                  attempted=attempted, roles=roles_of(user))
+                  attempted=attempted, roles=roles, outside=outside)
 
 
 def check_role(user, allowed: set[str], *, run=None, action: str = "", actor=None) -> None:

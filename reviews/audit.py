@@ -441,14 +441,16 @@ def record_event(
         return event
 
 
-def record_denial(*, run: Run, actor: Actor, attempted: str, roles: list[str] | set[str]) -> AuditEvent:
+def record_denial(*, run: Run, actor: Actor, attempted: str, roles: list[str] | set[str],
+                  outside: bool = False) -> AuditEvent:
     """Audit a denial to `actor` on `run`, folding repeats into one event per FOLD_SECONDS with a count.
 
     The window's first denial writes a `permission.denied` event (`count` 1, and
     the final count of the caller's previous window when there was one); later
     denials in the window only add to the caller's DenialTally. Returns the
     event that stands for this denial. Takes the run's row lock, like every
-    writer of its chain.
+    writer of its chain. `outside`: the caller is an agent outside the run, whose
+    denial goes on the run-less chain (naming the run), never on the run's trail.
     """
     now = timezone.now()
     with transaction.atomic():
@@ -465,8 +467,8 @@ def record_denial(*, run: Run, actor: Actor, attempted: str, roles: list[str] | 
         if tally is not None:
             after["previous_window"] = {"started": tally.window_start.isoformat(), "count": tally.count,
                                         "attempts": tally.attempts, "event_seq": tally.event.seq}
-        event = record_event(run=run, actor=actor, action=DENIED, object_type="run", object_id=run.run_id,
-                             after=after)
+        event = record_event(run=None if outside else run, actor=actor, action=DENIED, object_type="run",
+                             object_id=run.run_id, after=after)
         if tally is None:
             DenialTally.objects.create(run=run, actor=label, window_start=now, count=1, attempts={attempted: 1},
                                        event=event)

@@ -11,6 +11,11 @@ from tests.conftest import _persona, seed_bytes
 pytestmark = pytest.mark.django_db
 
 
+def outside_denials(run, actor: str):
+    """The denials of an agent outside `run`: on the run-less chain, naming the run (issue 36 item 8)."""
+    return AuditEvent.objects.filter(run=None, object_id=run.run_id, action="permission.denied", actor=actor)
+
+
 def post_member(client, run, role="memory", seed="002"):
     return client.post(f"/api/runs/{run.run_id}/members/", {"role": role, "content": seed_bytes(seed).decode()},
                        format="json")
@@ -26,7 +31,7 @@ def test_it_lets_the_creating_agent_upload_and_refuses_another_agent_naming_how_
     message = response.json()["error"]["message"]
     assert "participants" in message and f"PATCH /api/runs/{run.run_id}/" in message
     assert MemberVersion.objects.filter(member__run=run).count() == 1  # agent 2 overwrote nothing
-    assert AuditEvent.objects.filter(run=run, action="permission.denied", actor="token:agent-2").exists()
+    assert outside_denials(run, "token:agent-2").exists()
     # …and, having taken no part, does not read the trail either.
     assert other.get(f"/api/runs/{run.run_id}/audit/").status_code == 403
 
@@ -38,7 +43,7 @@ def test_it_refuses_a_non_participant_with_403_before_judging_the_body_and_a_mis
     other = _persona("agent-2", "agent")
     bad_body = {"role": "memory", "content": 42}
     assert other.post(f"/api/runs/{run.run_id}/members/", bad_body, format="json").status_code == 403
-    assert AuditEvent.objects.filter(run=run, action="permission.denied", actor="token:agent-2").exists()
+    assert outside_denials(run, "token:agent-2").exists()
     assert other.post("/api/runs/AAS-2026-01-01-nothing-here-01/members/", bad_body,
                       format="json").status_code == 404
     assert agent.post(f"/api/runs/{run.run_id}/members/", bad_body, format="json").status_code == 400
@@ -148,7 +153,7 @@ def test_an_outsider_agent_proposes_no_mapping_through_the_api_or_the_page(agent
     upload(run, "runtime", RUNTIME_SLUG)
     upload(run, "memory", MEMORY_SMALL)
     other = _persona("agent-2", "agent")
-    mappings, last = Mapping.objects.filter(run=run).count(), AuditEvent.objects.filter(run=run).latest("seq").seq
+    mappings, head = Mapping.objects.filter(run=run).count(), (run.refresh_from_db(), run.audit_head_seq)[1]
 
     response = other.post(f"/api/runs/{run.run_id}/mappings/", {"source": "MEM-OBJ-memory-facts", "relation": "new",
                                                                 "target": None}, format="json")
@@ -158,8 +163,9 @@ def test_an_outsider_agent_proposes_no_mapping_through_the_api_or_the_page(agent
     assert page.status_code == 403
 
     assert Mapping.objects.filter(run=run).count() == mappings
-    written = AuditEvent.objects.filter(run=run, seq__gt=last).values_list("action", "actor")
-    assert list(written) == [("permission.denied", "token:agent-2"), ("permission.denied", "user:agent-2")]
+    run.refresh_from_db()
+    assert run.audit_head_seq == head and not AuditEvent.objects.filter(run=run, seq__gt=head).exists()  # untouched
+    assert outside_denials(run, "token:agent-2").count() == outside_denials(run, "user:agent-2").count() == 1
     assert not AuditEvent.objects.filter(run=run, action="mapping.proposed").exclude(actor="token:agent-1").exists()
     # The creator still proposes.
     assert agent.post(f"/api/runs/{run.run_id}/mappings/", {"source": "MEM-OBJ-memory-facts", "relation": "new",

@@ -348,12 +348,14 @@ def test_an_agent_outside_the_run_writes_nothing_on_any_write_route(world):
             response = getattr(client, method.lower())(url, {})
         after = app_rows()
         changed = {name: after[name] - count for name, count in before.items() if after[name] != count}
-        events = list(AuditEvent.objects.filter(pk__gt=last).values_list("action", "actor"))
+        events = list(AuditEvent.objects.filter(pk__gt=last).values_list("action", "actor", "run"))
         if response.status_code != 403:
             wrong.append(f"{method} {url}: {response.status_code}, not 403")
         if not set(changed) <= {"reviews.AuditEvent", "reviews.DenialTally"} or any(n > 1 for n in changed.values()):
             wrong.append(f"{method} {url}: stored {changed}")
-        if any(action != "permission.denied" or not actor.endswith(":agent-outside") for action, actor in events):
+        # Denied on the run-less chain: nothing of the outsider's on the run's trail (issue 36 item 8).
+        if any(action != "permission.denied" or not actor.endswith(":agent-outside") or run is not None
+               for action, actor, run in events):
             wrong.append(f"{method} {url}: audited {events}")
         if policy.participant and response.status_code == 403 and client is api_client:
             assert "PATCH /api/runs/" in response.json()["error"]["message"], url  # how to be added
