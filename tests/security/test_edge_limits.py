@@ -17,10 +17,9 @@ from records.models import MemberVersion
 from reviews.audit import Actor
 from reviews.models import AuditEvent
 from reviews.services import issue_token, set_reviews_required
-from tests.reconcile.factories import MEMORY_SMALL, RUNTIME_SLUG, upload
 from tests.reconcile.page_factories import amendments
-from tests.reconcile.test_corrections import MEMORY, corrected
-from tests.reconcile.test_corrections import upload as api_upload
+from tests.reconcile.test_api import run  # noqa: F401 — fixture: a run with its runtime and memory members, synced
+from tests.reconcile.test_corrections import MEMORY, corrected, upload
 
 pytestmark = pytest.mark.django_db
 
@@ -36,14 +35,6 @@ def error_of(response, status: int) -> dict:
     body = response.json()
     assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "details"}
     return body["error"]
-
-
-@pytest.fixture
-def run(run_factory):
-    run = run_factory()
-    upload(run, "runtime", RUNTIME_SLUG)
-    upload(run, "memory", MEMORY_SMALL)
-    return run
 
 
 @pytest.fixture(autouse=True)
@@ -209,7 +200,7 @@ def test_what_consensus_joins_of_the_passes_rationales_is_no_callers_text(run):
 @pytest.fixture
 def memory_run(run_factory, agent):
     run = run_factory()
-    assert api_upload(agent, run, MEMORY).status_code == 201
+    assert upload(agent, run, MEMORY).status_code == 201
     return run
 
 
@@ -220,7 +211,7 @@ def memory_run(run_factory, agent):
 def test_a_corrected_answer_has_the_limit(answers, field, memory_run, reviewer, agent):
     made = corrections.raise_correction(run=memory_run, member="memory", text="Cite the file.", actor=REVIEWER)
     versions = MemberVersion.objects.filter(member__run=memory_run).count()
-    error = error_of(api_upload(agent, memory_run, corrected(MEMORY), answers=answers), 400)
+    error = error_of(upload(agent, memory_run, corrected(MEMORY), answers=answers), 400)
     assert (error["code"], error["message"]) == ("invalid", f"{field}: 200000 characters; it may hold at most {LIMIT}.")
     assert error["details"]["field"] == "answers"
     assert MemberVersion.objects.filter(member__run=memory_run).count() == versions
@@ -230,16 +221,16 @@ def test_a_corrected_answer_has_the_limit(answers, field, memory_run, reviewer, 
 @pytest.mark.parametrize("answers", ["- junk", "# Answers\n- not an answer at all\n"])
 def test_identical_bytes_with_junk_answers_are_refused_as_new_bytes_are(answers, memory_run, agent):
     events = AuditEvent.objects.filter(run=memory_run).count()
-    identical = error_of(api_upload(agent, memory_run, MEMORY, answers=answers), 400)
+    identical = error_of(upload(agent, memory_run, MEMORY, answers=answers), 400)
     assert AuditEvent.objects.filter(run=memory_run).count() == events
-    new = error_of(api_upload(agent, memory_run, corrected(MEMORY), answers=answers), 400)
+    new = error_of(upload(agent, memory_run, corrected(MEMORY), answers=answers), 400)
     assert identical == new and identical["code"] == "answers_mismatch" and "no answer" in identical["message"]
     assert MemberVersion.objects.filter(member__run=memory_run).count() == 1
 
 
 def test_identical_bytes_without_answers_stay_idempotent(memory_run, agent):
     for answers in (None, "", [], "Nothing to answer.\n"):
-        reply = api_upload(agent, memory_run, MEMORY, answers=answers)
+        reply = upload(agent, memory_run, MEMORY, answers=answers)
         assert reply.status_code == 200 and reply.json()["version"] == 1
 
 
