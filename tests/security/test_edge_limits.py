@@ -11,7 +11,8 @@ from django.test import Client, TestCase
 from reconcile import services
 from reconcile.models import AmendmentDecision, CanonicalRecord, Conflict, CorrectionRequest, IssueDecision, Mapping
 from reconcile.passes.consensus import settle_conflict
-from reconcile.passes.world import settling
+from reconcile.blind import settling
+from tests.reconcile.pass_helpers import own_pass
 from reconcile.services import corrections
 from records.models import MemberVersion
 from reviews.audit import Actor
@@ -174,8 +175,8 @@ def test_a_decision_in_a_review_pass_has_the_limit(run):
     alice = Actor.for_user(get_user_model().objects.get(username="alice"))
     mapping = _mapping(run)
     with pytest.raises(services.ProposalError, match=f"rationale: {REFUSED}"):
-        services.decide_mapping(mapping=mapping, decision="reject", rationale=TOO_LONG, actor=alice,
-                                expected_version=mapping.version)
+        own_pass(services.decide_mapping)(mapping=mapping, decision="reject", rationale=TOO_LONG, actor=alice,
+                                          expected_version=mapping.version)
     assert not AuditEvent.objects.filter(run=run, action="pass.decided").exists()
 
 
