@@ -148,12 +148,30 @@ class DatabaseOutageMiddleware:
         return None
 
 
+def bad_request(request, exception=None):
+    """handler400: what Django refuses before a view (a disallowed Host, a body too large, too many fields, a
+    malformed one) in the error shape under /api/ (413 for the size), the app's page elsewhere."""
+    if request.path.startswith("/api/"):
+        from reviews.api_errors import error_body, request_refusal
+
+        error = request_refusal(exception)
+        return JsonResponse(error_body(error), status=error.status_code)
+    from django.views.defaults import bad_request as default_bad_request
+
+    return default_bad_request(request, exception)
+
+
 def server_error(request):
-    """handler500: a database outage is a 503 (see DatabaseOutageMiddleware); anything else the 500 page."""
+    """handler500: a database outage is a 503 (see DatabaseOutageMiddleware); anything else the 500 page, or the
+    error shape under /api/."""
     import sys
 
     if _is_database_outage(sys.exc_info()[1]):
         return service_unavailable(request)
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": {"code": "server_error", "message": "The server failed on this request; the "
+                                       "failure is logged. Read what it was to change before sending it again.",
+                                       "details": None}}, status=500)
     from django.views.defaults import server_error as default_server_error
 
     return default_server_error(request)

@@ -7,6 +7,8 @@ from reviews import views as review_views
 
 # An unmatched URL: JSON under /api/, the app's page elsewhere (also under DEBUG: config/security.py).
 handler404 = "config.security.not_found"
+# What Django refuses before a view (a disallowed Host, a body too large, a malformed one): JSON under /api/.
+handler400 = "config.security.bad_request"
 # The database down: 503 with Retry-After, JSON under /api/, the styled page elsewhere (DESIGN §10).
 handler500 = "config.security.server_error"
 

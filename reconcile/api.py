@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from records.models import Role
 from reviews.access import DECIDE, PROPOSE, READ_RUNS, route_policy, run_for
 from reviews.api_errors import ApiError, Conflict
+from reviews.api_input import TextLimit
 from reviews.audit import Actor
 
 from . import services
@@ -93,7 +94,7 @@ class ProposalSerializer(serializers.Serializer):
 
 class DecisionSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=services.DECISIONS)
-    rationale = serializers.CharField(allow_blank=True, required=False, default="")
+    rationale = serializers.CharField(allow_blank=True, required=False, default="", validators=[TextLimit()])
     # Required: a decision names the version it was made on (a missing one is bad input, 400 naming
     # `version`; an older one is a stale read, 409 with the item as it is now).
     version = serializers.IntegerField(min_value=1)

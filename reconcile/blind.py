@@ -84,6 +84,11 @@ def settling():
         _settling.reset(token)
 
 
+def is_settling() -> bool:
+    """Whether consensus or an adjudication is writing settled decisions now (inside `settling()`)."""
+    return _settling.get()
+
+
 def passes_complete(run: Run) -> bool:
     """Every required pass is submitted: no pass takes a decision any more (its consensus made or being made)."""
     return ReviewPass.objects.filter(run=run, state=ReviewPass.State.SUBMITTED).count() >= run.reviews_required

@@ -12,6 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from records.models import MemberReport, Role
 from reviews.access import DECIDE, PROPOSE, READ_RUNS, actor_labels_of, route_policy, run_for
 from reviews.api_errors import ApiError, Conflict
+from reviews.api_input import TextLimit
 from reviews.audit import Actor
 
 from .services import corrections
@@ -49,7 +50,7 @@ class RaiseSerializer(serializers.Serializer):
     member = serializers.ChoiceField(choices=Role.values)
     record = serializers.CharField(required=False, allow_blank=True, default="")
     line = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
-    text = serializers.CharField(allow_blank=False, trim_whitespace=True)
+    text = serializers.CharField(allow_blank=False, trim_whitespace=True, validators=[TextLimit()])
 
 
 class VersionSerializer(serializers.Serializer):
@@ -57,15 +58,15 @@ class VersionSerializer(serializers.Serializer):
 
 
 class ReasonSerializer(VersionSerializer):
-    reason = serializers.CharField(allow_blank=False, trim_whitespace=True)
+    reason = serializers.CharField(allow_blank=False, trim_whitespace=True, validators=[TextLimit()])
 
 
 class WithdrawSerializer(VersionSerializer):
-    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    reason = serializers.CharField(required=False, allow_blank=True, default="", validators=[TextLimit()])
 
 
 class ReplyRequestSerializer(serializers.Serializer):
-    text = serializers.CharField(allow_blank=False, trim_whitespace=True)
+    text = serializers.CharField(allow_blank=False, trim_whitespace=True, validators=[TextLimit()])
 
 
 def _refusal(error: StateConflict | ProposalError) -> ApiError:

@@ -14,7 +14,7 @@ class DecisionForm(forms.Form):
     DECISIONS = [(decision, decision) for decision in services.DECISIONS]
 
     decision = forms.ChoiceField(choices=DECISIONS)
-    rationale = forms.CharField(required=False, max_length=5000, strip=True)
+    rationale = forms.CharField(required=False, strip=True)  # its limit is the service's (reviews.free_text)
     version = forms.IntegerField(min_value=1)
     # Only mappings have a target; an empty value keeps the mapping's own.
     target = forms.CharField(required=False, max_length=120, strip=True)
@@ -27,7 +27,7 @@ class DecisionForm(forms.Form):
 
 class BulkAcceptForm(forms.Form):
     min_score = forms.FloatField(min_value=0.0, max_value=1.0, initial=0.9)
-    rationale = forms.CharField(required=False, max_length=5000, strip=True)
+    rationale = forms.CharField(required=False, strip=True)  # its limit is the service's (reviews.free_text)
 
     def rationale_or_default(self) -> str:
         return self.cleaned_data["rationale"] or (
@@ -67,7 +67,7 @@ class ProposeForm(forms.Form):
 class RejectCanonicalForm(forms.Form):
     """Taking a canonical record out of the shared set: the reason is required."""
 
-    rationale = forms.CharField(max_length=5000, strip=True,
+    rationale = forms.CharField(strip=True,  # its limit is the service's (reviews.free_text)
                                 error_messages={"required": "Rejecting a record needs a rationale: say why."})
     # The row the form was posted from, re-rendered in the answer.
     mapping = forms.IntegerField(required=False, min_value=1)

@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from reviews.access import DECIDE, READ_RUNS, route_policy, run_for
 from reviews.api_errors import ApiError, Conflict as ConflictError
+from reviews.api_input import TextLimit
 from reviews.audit import Actor
 
 from .models import Conflict
@@ -116,7 +117,7 @@ class ConflictsView(APIView):
 
 class AdjudicationSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=["accept", "reject", "carry", "keep"])
-    rationale = serializers.CharField(allow_blank=True, default="")
+    rationale = serializers.CharField(allow_blank=True, default="", validators=[TextLimit()])
     version = serializers.IntegerField(min_value=1)
     target = serializers.CharField(required=False, allow_blank=True, default="")
 

@@ -14,6 +14,7 @@ from reconcile import services as reconcile_services
 from records.api import BundleImportView
 from reviews.access import DECIDE, READ_AUDIT, READ_RUNS, route_policy, run_for
 from reviews.api_errors import ApiError, Conflict
+from reviews.api_input import TextLimit
 from reviews.audit import Actor
 from reviews.models import AuditEvent
 from reviews.withheld import PASS_DECIDED, withheld_events
@@ -41,13 +42,13 @@ class ApprovalReplySerializer(serializers.Serializer):
 
 class ApproveSerializer(serializers.Serializer):
     note = serializers.CharField(
-        allow_blank=False, trim_whitespace=True,
+        allow_blank=False, trim_whitespace=True, validators=[TextLimit()],
         help_text="What the reviewer checked and how; carried into the result's Semantic verification.",
     )
 
 
 class ReopenSerializer(serializers.Serializer):
-    reason = serializers.CharField(allow_blank=False, trim_whitespace=True)
+    reason = serializers.CharField(allow_blank=False, trim_whitespace=True, validators=[TextLimit()])
 
 
 def approval_data(approval: Approval) -> dict:

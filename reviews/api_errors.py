@@ -1,7 +1,12 @@
 """The API's error shape (DESIGN.md §4): {"error": {"code", "message", "details"}}."""
 from __future__ import annotations
 
+import logging
+
+from django.conf import settings
+from django.core.exceptions import DisallowedHost, RequestDataTooBig, SuspiciousOperation, TooManyFieldsSent
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import TooManyFilesSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions
@@ -44,8 +49,33 @@ def error_message(detail) -> str:
     return str(detail)
 
 
+def request_refusal(exc) -> ApiError:
+    """What Django refuses in a request before any view judges it (its Host, its size, its fields) as the API's
+    error: config.security's handler400 answers with it under /api/, and the handler below inside a view."""
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return ApiError(f"The request body is larger than {limit} bytes, the most the server reads; send a large "
+                        "report as a multipart file part.", code="too_large", status_code=413,
+                        details={"limit": limit})
+    if isinstance(exc, (TooManyFieldsSent, TooManyFilesSent)):
+        return ApiError(f"The request sends more fields or files than the server reads "
+                        f"({settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields, {settings.DATA_UPLOAD_MAX_NUMBER_FILES} "
+                        "files).", code="too_many_fields")
+    if isinstance(exc, DisallowedHost):  # the host is not echoed: it is the caller's, and says nothing new
+        return ApiError("The Host header names no host this server answers for.", code="disallowed_host")
+    return ApiError("The request is malformed.", code="bad_request")
+
+
+def error_body(error: ApiError) -> dict:
+    return {"error": {"code": error.error_code, "message": str(error.detail), "details": error.details}}
+
+
 def exception_handler(exc, context):
     """Every API error as {"error": {"code", "message", "details"}}."""
+    if isinstance(exc, SuspiciousOperation):  # logged as Django's own handler logs it (DEBUG's page aside)
+        logging.getLogger(f"django.security.{exc.__class__.__name__}").error(
+            str(exc), extra={"status_code": 400, "request": context.get("request")})
+        exc = request_refusal(exc)
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
     if isinstance(exc, DjangoPermissionDenied):

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from django.core.validators import ProhibitNullCharactersValidator
+from django.core.validators import MaxLengthValidator, ProhibitNullCharactersValidator
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.fields import SkipField, empty
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from .api_errors import ApiError, error_message
+from .free_text import MAX_TEXT_CHARS, too_long
 
 
 class InputSerializer(serializers.Serializer):
@@ -95,3 +96,19 @@ class WholeNumberField(AsSent, serializers.IntegerField):
 
 class ListField(AsSent, serializers.ListField):
     """A JSON array (a form's field is a string, never a list)."""
+
+
+class TextLimit(MaxLengthValidator):
+    """A field's validator for free text a caller writes: the one limit (reviews.free_text), counted on the text as
+    stripped (as its service stores it) and refused in the API's words for a field whatever the serializer
+    ("<field>: N characters; …", code `invalid`, details {"field": <field>}); the schema shows it as maxLength."""
+
+    requires_context = True
+
+    def __init__(self):
+        super().__init__(MAX_TEXT_CHARS)
+
+    def __call__(self, value, field):
+        refusal = too_long(field.field_name, value.strip())
+        if refusal:
+            raise ApiError(refusal, code="invalid", details={"field": field.field_name})

@@ -21,6 +21,7 @@ from django.utils import timezone
 from reviews.access import may_adjudicate
 from reviews.actions import Action
 from reviews.audit import Actor, appending, lock_run, record_event
+from reviews.free_text import too_long
 from reviews.models import Run
 from reviews.queue import Job
 
@@ -269,6 +270,8 @@ def settle_conflict(*, conflict: Conflict, decision: str, rationale: str, review
     rationale = (rationale or "").strip()
     if not rationale:
         raise ProposalError("an adjudication needs a rationale: say why this decision and not the other", "rationale")
+    if refusal := too_long("rationale", rationale):
+        raise ProposalError(refusal, "rationale")
     run = conflict.run
     with transaction.atomic():
         lock_run(run)

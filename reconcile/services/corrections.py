@@ -25,6 +25,7 @@ from records.services import AnswersRefused
 from records.verification import VERIFICATION_ROLES, blocker_requests
 from reviews.actions import Action
 from reviews.audit import Actor, lock_run, record_event
+from reviews.free_text import too_long
 from reviews.models import Run
 
 from ..models import CorrectionReply, CorrectionRequest
@@ -33,15 +34,14 @@ from ..vocabulary import LOCKED_STATUSES
 from .correction_answers import Answer, check_answers, dropped_ids, parse_answers
 
 State = CorrectionRequest.State
-MAX_TEXT_CHARS = 20_000
 
 
 def _text(name: str, text: str, *, required: bool = True) -> str:
     text = (text or "").strip()
     if required and not text:
         raise ProposalError(f"{name}: required; say what should change and why, it is sent to the analyst.", name)
-    if len(text) > MAX_TEXT_CHARS:
-        raise ProposalError(f"{name}: {len(text)} characters; it may hold at most {MAX_TEXT_CHARS}.", name)
+    if refusal := too_long(name, text):
+        raise ProposalError(refusal, name)
     return text
 
 
@@ -218,6 +218,8 @@ def _read_answers(answers, open_count: int) -> tuple[list[Answer], list[int | No
     if isinstance(answers, str):
         found = parse_answers(answers)
         problems = check_answers(found, open_count)
+        for answer in found:
+            _refuse_long_answer(f"answers: line {answer.line}", answer.text, line=answer.line)
         return [a for a in found if a.verdict], [None] * sum(1 for a in found if a.verdict), problems
     given, named = [], []
     for index, item in enumerate(answers):
@@ -228,9 +230,16 @@ def _read_answers(answers, open_count: int) -> tuple[list[Answer], list[int | No
             raise AnswersRefused(f"answers[{index}]: an object {{\"request\": id, \"answer\": \"corrected\" or "
                                  "\"declined\", \"text\": \"…\"}", code="answers_mismatch",
                                  details={"index": index})
+        _refuse_long_answer(f"answers[{index}].text", text.strip(), index=index)
         given.append(Answer(verdict, text.strip(), index + 1))
         named.append(request)
     return given, named, []
+
+
+def _refuse_long_answer(name: str, text: str, **where) -> None:
+    """An answer's text is a caller's text like any other (reviews.free_text): 400 naming it, nothing stored."""
+    if refusal := too_long(name, text):
+        raise AnswersRefused(refusal, code="invalid", details={"field": "answers", **where})
 
 
 @dataclass(frozen=True)
@@ -255,7 +264,7 @@ class AnswerCheck:
         open requests' ids as the upload read them under the run's lock (None: read them here)."""
         requests = open_requests(run, role, ids=open_ids)
         given, named, problems = _read_answers(answers, len(requests))
-        if not requests and not given:
+        if not requests and not given and not problems:  # a `- ` line that is no answer is refused with none open
             return None
         ids = [r.pk for r in requests]
         if problems and not (len(given) != len(requests)):

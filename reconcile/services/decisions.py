@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from reviews.actions import Action
 from reviews.audit import Actor, appending, record_event
+from reviews.free_text import too_long
 from reviews.models import Run
 
 from ..models import AmendmentDecision, CanonicalRecord, IssueDecision, Mapping
@@ -16,7 +17,7 @@ from .amendments import CARRIED, DECIDED_STATES, follow_decided_mapping, linked_
 from .acceptance import BulkReads, DecisionReads
 from .canonical_ids import kind_of
 from .coherence import refuse_incoherent
-from ..blind import blind_decision
+from ..blind import blind_decision, is_settling
 from ..errors import InvalidDecision, ProposalError, RunLocked, StaleVersion, StateConflict, TargetNotSettled
 from .mappings import allocate, check_target, ensure_open, current_declaration
 from ..dispositions import mapping_name
@@ -28,12 +29,21 @@ def _check_decision(decision: str, rationale: str, allowed: tuple[str, ...] = DE
     """The stripped rationale; ProposalError for a decision not `allowed`, or a reject or carry without one."""
     if decision not in allowed:
         raise ProposalError(f"decision must be one of {', '.join(allowed)}, not {decision!r}", "decision")
-    rationale = (rationale or "").strip()
+    rationale = _limited(rationale)
     if decision == REJECT and not rationale:
         raise ProposalError("a rejection needs a rationale: say why", "rationale")
     if decision == CARRY and not rationale:
         raise ProposalError("carrying it into the result's Limitations needs a rationale: say why it stays open",
                             "rationale")
+    return rationale
+
+
+def _limited(rationale: str) -> str:
+    """The stripped rationale, refused past the one limit on a caller's text (reviews.free_text). What consensus
+    writes is no caller's text: it joins the passes' rationales, each within the limit (reconcile.passes.consensus)."""
+    rationale = (rationale or "").strip()
+    if (refusal := too_long("rationale", rationale)) and not is_settling():
+        raise ProposalError(refusal, "rationale")
     return rationale
 
 
@@ -412,7 +422,7 @@ def reject_canonical_record(*, record: CanonicalRecord, rationale: str, actor: A
     With `acknowledged` (the mappings the reviewer was shown), an accepted decision pointing at it
     that is not among them refuses the rejection (DecisionsPointAtIt) before anything is saved; the
     API, without it, rejects and leaves the contradiction to the blockers."""
-    rationale = (rationale or "").strip()
+    rationale = _limited(rationale)
     if not rationale:
         raise ProposalError("rejecting a canonical record needs a rationale", "rationale")
     with transaction.atomic():

@@ -11,6 +11,7 @@ from records.services import current_versions, run_manifest
 from records.models import MemberVersion
 from reviews.actions import Action
 from reviews.audit import Actor, chain_head, lock_run
+from reviews.free_text import MAX_TEXT_CHARS, too_long
 from reviews.models import Run
 
 from ..models import Approval
@@ -35,15 +36,15 @@ class NoteRequired(ValueError):
 
 # An approval note or reopening reason is prose a reviewer writes, carried into the result and
 # the audit trail: a megabyte of it is a mistake or an attack, refused before anything is stored.
-MAX_NOTE_CHARS = 20_000
+MAX_NOTE_CHARS = MAX_TEXT_CHARS  # the one limit on a caller's text (reviews.free_text)
 
 
 def _required_text(name: str, text: str, missing: str) -> str:
     text = (text or "").strip()
     if not text:
         raise NoteRequired(f"{name}: {missing}")
-    if len(text) > MAX_NOTE_CHARS:
-        raise NoteRequired(f"{name}: {len(text)} characters; it may hold at most {MAX_NOTE_CHARS}.")
+    if refusal := too_long(name, text):
+        raise NoteRequired(refusal)
     return text
 
 

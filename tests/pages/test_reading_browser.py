@@ -155,7 +155,7 @@ def test_the_audit_timeline_lists_changed_fields_and_links_land_on_the_row(live_
     page.goto(f"{live_server.url}/runs/{seed_run.run_id}/audit/")
     assert_no_sideways_scroll(page, "audit-390")
     # An upload's link lands on the member's row of the run page.
-    page.locator("tr", has_text="member.uploaded").first.locator("td[data-label=Object] a").click()
+    page.locator("tr", has=page.locator("span.action[title=\"member.uploaded\"]")).first.locator("td[data-label=Object] a").click()
     page.wait_for_selector("#member-result, #member-memory")
     assert page.evaluate("location.hash").startswith("#member-")
     assert page.locator(page.evaluate("location.hash")).is_visible()
