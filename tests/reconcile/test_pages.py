@@ -315,8 +315,10 @@ def test_it_refuses_decisions_from_agents_and_auditors_with_403(client, request,
     mapping.refresh_from_db()
     decision.refresh_from_db()
     assert mapping.state == "proposed" and decision.state == "proposed"
-    # Three denials to one caller on one run within a minute fold into one event (reviews.audit.record_denial).
-    assert AuditEvent.objects.filter(run=small_run, action="permission.denied").count() == 1
+    # Three denials to one caller on one run within a minute fold into one event (reviews.audit.record_denial),
+    # on the run-less chain for an agent outside the run (issue 36 item 8).
+    chain = None if persona == "agent" else small_run
+    assert AuditEvent.objects.filter(run=chain, object_id=small_run.run_id, action="permission.denied").count() == 1
     assert DenialTally.objects.get(run=small_run).count == 3
 
 
