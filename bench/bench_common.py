@@ -85,6 +85,19 @@ def delete_queue(name: str) -> None:
         queue.delete()
 
 
+def bench_keys() -> dict[str, str]:
+    """Signing keys of the bench's own, in a new temporary directory, as the environment names them: with DEBUG off
+    a server or worker does not start without its keys (config/keys.py), as `make run` makes them."""
+    from results.signing import ensure_key
+    from reviews.audit_keys import ensure_audit_key
+
+    keys = Path(tempfile.mkdtemp(prefix="aas-bench-keys-"))
+    ensure_key(keys / "ed25519.pem", keys / "public")
+    ensure_audit_key(keys / "audit-ed25519.pem")
+    return {"SIGNING_KEY_PATH": str(keys / "ed25519.pem"), "SIGNING_PUBLIC_KEYS_DIR": str(keys / "public"),
+            "AUDIT_KEY_PATH": str(keys / "audit-ed25519.pem")}
+
+
 def free_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

@@ -13,7 +13,7 @@ import time
 import urllib.request
 import uuid
 
-from bench_common import ROOT, delete_queue, free_port
+from bench_common import ROOT, bench_keys, delete_queue, free_port
 
 # The README's production recipe: gevent workers, every connection from psycopg's pool (on by default with
 # DEBUG off, DB_POOL_MAX_SIZE=4 per worker).
@@ -35,7 +35,8 @@ def gunicorn(database_url: str, redis_url: str, *, workers: str = "", env: dict 
                       SECRET_KEY="bench-" + uuid.uuid4().hex, ALLOWED_HOSTS="127.0.0.1,localhost",
                       SECURE_SSL_REDIRECT="0",  # loopback: in production a proxy terminates TLS
                       API_THROTTLE_RATE="1000000/minute",  # many clients on one token measure the server
-                      PYTHONWARNINGS="ignore:No directory at")  # whitenoise: no collectstatic for a benchmark
+                      PYTHONWARNINGS="ignore:No directory at",  # whitenoise: no collectstatic for a benchmark
+                      **bench_keys())
     if redis_url:
         server_env["REDIS_URL"] = redis_url
     server_env.update(env or {})

@@ -48,7 +48,7 @@ import uuid
 
 
 from bench_bulk import bench_bulk
-from bench_common import ROOT, delete_queue, prepare_database, redis_answers, report, seed_files
+from bench_common import ROOT, bench_keys, delete_queue, prepare_database, redis_answers, report, seed_files
 from bench_load import bench_reads, bench_slow_clients
 from bench_pages import bench_pages, profile_pages
 from bench_passes import bench_passes_page
@@ -395,20 +395,12 @@ def bench_latency(database_url: str, redis_url: str):
         return
     from config.celery import app
 
-    import tempfile
-    from pathlib import Path
-
-    from results.signing import ensure_key
-
     queue = f"aas-bench-worker-{uuid.uuid4().hex[:6]}"
     name = f"{queue}@%h"
-    # The worker signs the final result: a key of the bench's own, as `make run` makes one (signing_key ensure).
-    keys = Path(tempfile.mkdtemp(prefix="aas-bench-keys-"))
-    ensure_key(keys / "ed25519.pem", keys / "public")
+    # The worker signs the final result and its audit events: keys of the bench's own, as `make run` makes them.
     # DEBUG off, as production runs its workers (Django's debug cursor records every statement).
     env = dict(os.environ, DATABASE_URL=database_url, REDIS_URL=redis_url, CELERY_QUEUE=queue, DEBUG="0",
-               SECRET_KEY="bench-" + uuid.uuid4().hex,
-               SIGNING_KEY_PATH=str(keys / "ed25519.pem"), SIGNING_PUBLIC_KEYS_DIR=str(keys / "public"))
+               SECRET_KEY="bench-" + uuid.uuid4().hex, **bench_keys())
     # One worker process (prefork, one child), as `make run` starts; its log goes to var/bench-worker.log.
     (ROOT / "var").mkdir(exist_ok=True)
     log = open(ROOT / "var" / "bench-worker.log", "wb")

@@ -148,7 +148,7 @@ def measure(events: int) -> None:
         headers = signed_headers(secret=secret, message_id=f"bare_{n}", sent_at=datetime.now(timezone.utc), body=body)
         started = time.perf_counter()
         post(url=receiver.url, host="127.0.0.1", port=receiver.server.server_address[1], address="127.0.0.1",
-             headers=headers, body=body, timeout=5)
+             public=False, headers=headers, body=body, timeout=5)
         bare.append((time.perf_counter() - started) * 1000)
     with receiver.lock:
         receiver.first_seen.clear(), receiver.delivered.clear()

@@ -12,6 +12,10 @@ if secret_key_missing():
     # Serving never runs without a secret (sessions, CSRF and password resets sign with it).
     raise ImproperlyConfigured(NO_SECRET)
 
+from config.keys import refuse_without_keys  # noqa: E402
+
+refuse_without_keys()  # nor, with DEBUG off, without the keys that sign results and audit events
+
 # What the app holds from its start (about 200,000 objects: modules, URL patterns, templates' code) lives
 # as long as the worker. Frozen, the collector's full passes no longer walk it: in the upload profile one
 # such pass took 150 ms (a worker stalled for that long) every few hundred requests. The URL patterns are

@@ -5,7 +5,8 @@ addresses the name resolves to at that moment; the attempt then connects to the 
 checked (events/sending.py), so a name that re-resolves between check and connect (DNS
 rebinding) cannot steer it inside. `WEBHOOK_ALLOW_PRIVATE=1` (tests, local set-ups) allows
 `http` and loopback addresses, nothing more: never link-local (cloud metadata), private or
-reserved ones; `check --deploy` fails when it is set with DEBUG off.
+reserved ones; `check --deploy` fails when it is set with DEBUG off. Nothing a loopback target
+answers is shown in the deliveries log (`is_public`).
 """
 from __future__ import annotations
 
@@ -42,6 +43,12 @@ def _refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
     if address.is_multicast or address.is_reserved or address.is_unspecified or not address.is_global:
         return "not a public address"
     return ""
+
+
+def is_public(address: str) -> bool:
+    """Whether a checked address is a public one (else loopback, let through by WEBHOOK_ALLOW_PRIVATE): only a
+    public target's reply is shown (events/sending.py)."""
+    return not _refusal(ipaddress.ip_address(address.split("%", 1)[0]))
 
 
 @register(Tags.security, deploy=True)

@@ -1,7 +1,10 @@
 """One signed POST of a webhook payload (Standard Webhooks), to the address that was checked.
 
 Redirects are not followed (a 3xx is a failed attempt), proxies from the environment are
-ignored, and only the first KB of the reply is read.
+ignored, and only the first KB of the reply is read. Only a public target's reply is kept (its
+first KB, a redirect's Location, a protocol error's text): from a loopback target, which only
+WEBHOOK_ALLOW_PRIVATE lets through (events/addresses.py), the log keeps the status code and
+nothing the target said, so a subscription cannot read the server's own services.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import httpx
 from standardwebhooks import Webhook as Signer
 
 EXCERPT_BYTES = 1024
+NOT_SHOWN = "(reply from a non-public target not shown)"
 
 
 @cache
@@ -45,9 +49,10 @@ def signed_headers(*, secret: str, message_id: str, sent_at: datetime, body: str
     }
 
 
-def post(*, url: str, host: str, port: int, address: str, headers: dict, body: str, timeout: float) -> Reply:
+def post(*, url: str, host: str, port: int, address: str, public: bool, headers: dict, body: str,
+         timeout: float) -> Reply:
     """POST `body` to `url`, connecting to `address` (checked) while naming `host` (Host header, TLS SNI
-    and certificate check)."""
+    and certificate check); what the reply says is kept only when `address` is `public`."""
     parsed = httpx.URL(url)
     target = parsed.copy_with(host=address, port=port)
     headers = dict(headers, host=parsed.netloc.decode("ascii"))
@@ -60,18 +65,21 @@ def post(*, url: str, host: str, port: int, address: str, headers: dict, body: s
             response = client.send(request, stream=True)
             try:
                 excerpt = b""
-                for chunk in response.iter_raw():
+                for chunk in response.iter_raw() if public else ():
                     excerpt += chunk
                     if len(excerpt) >= EXCERPT_BYTES:
                         break
             finally:
                 response.close()
     except httpx.HTTPError as error:
-        return Reply(None, "", f"{type(error).__name__}: {error}"[:500], _ms(started))
+        # Failing to connect, or in time, is this side's own news; a protocol error may quote the reply.
+        said = public or isinstance(error, (httpx.ConnectError, httpx.TimeoutException))
+        return Reply(None, "", f"{type(error).__name__}: {error if said else NOT_SHOWN}"[:500], _ms(started))
     error = ""
     if 300 <= response.status_code < 400:
-        error = f"redirect to {response.headers.get('location', '?')!r} not followed"[:500]
-    text = excerpt[:EXCERPT_BYTES].decode("utf-8", errors="replace")
+        error = (f"redirect to {response.headers.get('location', '?')!r} not followed" if public
+                 else f"redirect not followed {NOT_SHOWN}")[:500]
+    text = excerpt[:EXCERPT_BYTES].decode("utf-8", errors="replace") if public else NOT_SHOWN
     return Reply(response.status_code, text, error, _ms(started))
 
 

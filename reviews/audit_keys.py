@@ -11,7 +11,8 @@ published in `public/audit/` beside it as `<keyid>.pem` with `<keyid>.json` ({ke
 valid_from, valid_until}), apart from the result keys: a key is accepted only for its purpose.
 `manage.py signing_key ensure` makes the key when there is none (`make run`), `manage.py audit_key
 rotate` replaces it (the old public key stays published, its `valid_until` set). With DEBUG=1 the first
-event makes a missing key; in production a missing key is an error, and no event is written.
+event makes a missing key; in production a missing key is an error, and no event is written (serving and
+the worker refuse to start without it: config/keys.py).
 
 A key ID is the lower-case hex SHA-256 of the public key's DER SubjectPublicKeyInfo, as for result keys.
 The key is read once per process and again only when its file changes (a rotation).

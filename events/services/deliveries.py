@@ -21,7 +21,7 @@ from reviews.access import READ_AUDIT, roles_of, runs_with_readable_audit
 from reviews.audit import Actor
 from reviews.models import AuditEvent
 
-from ..addresses import AddressRefused, checked_target
+from ..addresses import AddressRefused, checked_target, is_public
 from ..feed import EVENT_TYPES, Cursor, event_types, payloads, read_page
 from ..models import Delivery, DeliveryAttempt, FanOutMark, Webhook
 from ..secrets import unseal
@@ -114,8 +114,8 @@ def attempt_delivery(*, delivery_id: int) -> float | None:
     else:
         headers = signed_headers(secret=unseal(webhook.secret_encrypted), message_id=delivery.message_id,
                                  sent_at=started, body=body)
-        reply = post(url=webhook.url, host=host, port=port, address=address, headers=headers, body=body,
-                     timeout=settings.WEBHOOK_TIMEOUT_SECONDS)
+        reply = post(url=webhook.url, host=host, port=port, address=address, public=is_public(address),
+                     headers=headers, body=body, timeout=settings.WEBHOOK_TIMEOUT_SECONDS)
     return _record_attempt(delivery, reply, started)
 
 

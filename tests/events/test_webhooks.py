@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from standardwebhooks import Webhook as Verifier
 
-from events import addresses
+from events import addresses, sending
 from events.models import Delivery, Webhook
 from reviews.models import AuditEvent
 from tests.conftest import seed_bytes, wait_until
@@ -44,11 +45,13 @@ def verified(secret, request) -> dict:
 @pytest.mark.parametrize("url", [
     "https://127.0.0.1/hook", "https://10.1.2.3/hook", "https://169.254.169.254/latest/meta-data/",
     "https://[::1]/hook", "https://localhost/hook", "https://rebound.example/hook", "http://example.com/hook",
+    "https://mixed.example/hook",
 ])
 def test_it_refuses_to_subscribe_a_url_that_is_not_https_to_a_public_address(agent, url, monkeypatch):
     real = addresses.resolve
     monkeypatch.setattr(addresses, "resolve",
-                        lambda host, port: ["127.0.0.1"] if host == "rebound.example" else real(host, port))
+                        lambda host, port: {"rebound.example": ["127.0.0.1"], "mixed.example": [
+                            "93.184.216.34", "127.0.0.1"]}.get(host) or real(host, port))
     response = agent.post("/api/webhooks/", {"url": url}, format="json")
     assert response.status_code == 400, response.content
     assert response.json()["error"]["code"] == "webhook_refused"
@@ -118,7 +121,7 @@ def test_it_retries_with_backoff_and_delivers_on_the_fourth_attempt(agent, run_f
         wait_until(lambda: Delivery.objects.filter(state="delivered").exists(), "the delivery")
     delivery = agent.get(f"/api/webhooks/{made['id']}/deliveries/").json()["results"][0]
     assert [a["status_code"] for a in delivery["attempt_log"]] == [500, 500, 500, 200]
-    assert delivery["attempt_log"][-1]["response_excerpt"] == "ok from test"
+    assert delivery["attempt_log"][-1]["response_excerpt"] == "(reply from a non-public target not shown)"
     assert len({r["headers"]["webhook-id"] for r in receiver.received}) == 1
 
 
@@ -195,3 +198,60 @@ def test_it_delivers_through_a_real_worker_after_the_upload_commits(agent, worke
         wait_until(receiver.payloads, "a delivery from the worker", timeout=60)
     payload = verified(made["secret"], receiver.received[0])
     assert (payload["type"], payload["data"]["run"]) == ("member.validated", "AAS-2026-09-25-hooks-02")
+
+
+def test_a_name_that_rebinds_to_loopback_between_check_and_connect_never_reaches_it(agent, run_factory, monkeypatch,
+                                                                                  settings):
+    """DNS rebinding (issue 36 item 8): the attacker's name answers a public address to the subscription's and the
+    attempt's checks, then 127.0.0.1. The attempt connects to the address it checked, never to what the name says
+    next, and resolves the name once. (The public address is played by a listener on 127.0.0.2.)"""
+    settings.WEBHOOK_MAX_ATTEMPTS, settings.WEBHOOK_TIMEOUT_SECONDS = 1, 1
+    inside = socket.create_server(("127.0.0.1", 0))
+    port = inside.getsockname()[1]
+    public = socket.create_server(("127.0.0.2", port))
+    real, asked = socket.getaddrinfo, []
+
+    def rebinding(host, *args, **kwargs):
+        if host == "rebind.example":
+            asked.append(host)
+            return real("93.184.216.34" if len(asked) <= 2 else "127.0.0.1", *args, **kwargs)
+        return real("127.0.0.2" if host == "93.184.216.34" else host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    with inside, public:
+        made = subscribe(agent, f"https://rebind.example:{port}/hook", event_types=["correction.requested"])
+        _request_correction(agent, run_factory)
+        wait_until(lambda: Delivery.objects.filter(state="failed").exists(), "the attempt")
+        inside.settimeout(0.5), public.settimeout(0.5)
+        with pytest.raises(TimeoutError):
+            inside.accept()  # nothing ever connected to the loopback receiver
+        public.accept()[0].close()  # the attempt went to the address that was checked
+    assert len(asked) == 2, asked  # the subscription's check and the attempt's: the connect asked nothing
+    attempt = agent.get(f"/api/webhooks/{made['id']}/deliveries/").json()["results"][0]["attempt_log"][0]
+    assert attempt["status_code"] is None and attempt["error"]
+
+
+def test_a_reply_from_a_non_public_target_is_never_shown(agent, run_factory, private_ok):
+    """With WEBHOOK_ALLOW_PRIVATE a loopback target gets deliveries, but what it answers (the body, a redirect's
+    Location) never reaches the deliveries log: a subscription must not read the server's own services
+    (issue 36 item 8). Status codes and the attempt's own errors stay."""
+    with Receiver(statuses=[302], default=200) as receiver:
+        receiver.location = "http://127.0.0.1:6379/internal-secret"
+        made = subscribe(agent, receiver.url, event_types=["correction.requested"])
+        _request_correction(agent, run_factory)
+        wait_until(lambda: Delivery.objects.filter(state="delivered").exists(), "the delivery")
+    log = agent.get(f"/api/webhooks/{made['id']}/deliveries/").json()["results"][0]["attempt_log"]
+    assert [a["status_code"] for a in log] == [302, 200]
+    assert log[0]["error"] == "redirect not followed (reply from a non-public target not shown)"
+    assert [a["response_excerpt"] for a in log] == ["(reply from a non-public target not shown)"] * 2
+    assert "ok from test" not in json.dumps(log) and "internal-secret" not in json.dumps(log)
+
+
+def test_only_a_public_targets_reply_is_kept():
+    with Receiver() as receiver:
+        port = receiver.server.server_address[1]
+        replies = {public: sending.post(url=receiver.url, host="127.0.0.1", port=port, address="127.0.0.1",
+                                        public=public, headers={}, body="{}", timeout=5) for public in (True, False)}
+    assert (replies[True].status_code, replies[True].excerpt) == (200, "ok from test")
+    assert (replies[False].status_code, replies[False].excerpt) == (200, sending.NOT_SHOWN)
+    assert addresses.is_public("93.184.216.34") and not addresses.is_public("::ffff:127.0.0.1")
