@@ -47,11 +47,15 @@ def test_an_unsigned_export_fails_naming_the_missing_envelope(signed_bundle, tmp
     assert "FAIL attestation.dsse.json: missing from the bundle" in out.getvalue()
 
 
-def test_it_exits_1_from_the_command_line_without_debug_or_secret(tmp_path):
+def test_it_exits_1_from_the_command_line_without_debug_or_secret_or_a_database_that_answers(tmp_path):
+    """With DEBUG off the settings need DATABASE_URL and REDIS_URL (fail closed), but verify_bundle never
+    connects: here both name ports where nothing listens."""
     path = tmp_path / "not-a-bundle.zip"
     path.write_bytes(b"hello")
+    env = {"PATH": "/usr/bin:/bin", "VAR_DIR": str(tmp_path), "DATABASE_URL": "postgres://nobody@127.0.0.1:1/none",
+           "REDIS_URL": "redis://127.0.0.1:1/0"}
     done = subprocess.run([sys.executable, "manage.py", "verify_bundle", str(path)], cwd=ROOT, capture_output=True,
-                          text=True, env={"PATH": "/usr/bin:/bin", "VAR_DIR": str(tmp_path)})
+                          text=True, env=env)
     assert done.returncode == 1, done.stderr
     assert done.stdout.splitlines() == ["FAIL bundle: not a zip or tar.gz file", "FAILED: 1 problem"]
 

@@ -58,7 +58,7 @@ class ForcedRace:
                 self.saw_other_waiting = True
             return result
 
-        monkeypatch.setattr(decisions, "_ensure_open", ensure_open_after_a_shared_read)
+        monkeypatch.setattr(decisions, "ensure_open", ensure_open_after_a_shared_read)
         monkeypatch.setattr(decisions, "_read_for_decision", read_then_hold_until_the_other_waits)
 
     @staticmethod
