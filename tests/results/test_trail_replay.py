@@ -179,3 +179,26 @@ def test_replaying_a_bulk_accept_of_2000_suggestions_takes_little_time(django_db
     spent = time.perf_counter() - started
     print(f"replay and chain check at {Mapping.objects.filter(run=run).count()} mappings: {spent:.2f} s")
     assert spent < 15
+
+
+def test_a_pass_entry_changed_by_the_app_role_refuses_approval_naming_it(run_factory, as_app):
+    from reconcile.models import Conflict, PassEntry
+    from reconcile.passes.consensus import settle_conflict
+    from reviews.services import set_reviews_required
+    from tests.reconcile.test_coherence_properties import build_corpus_run
+    from tests.reconcile.test_review_passes import _two_passes_one_disagreement
+
+    run = build_corpus_run(run_factory)
+    set_reviews_required(run=run, count=2, actor=Actor.command("test"))
+    _alice, _as_alice, judge, as_judge = _two_passes_one_disagreement(run)
+    conflict = Conflict.objects.get(run=run)
+    settle_conflict(conflict=conflict, decision="reject", rationale="alice is right", reviewer=judge,
+                    actor=as_judge, expected_version=1)
+    entry = PassEntry.objects.filter(review_pass__run=run, review_pass__number=1, model="issue").order_by("pk").first()
+    assert trail_blockers(run) == []
+    as_app(PassEntry.objects.filter(pk=entry.pk), values=entry.values | {"state": "accepted", "rationale": "agreed"})
+    with pytest.raises(ApprovalBlocked) as blocked:
+        approve_run(run=run, note="checked", actor=as_judge)
+    [named] = [b for b in blocked.value.blockers if b.code == TRAIL_CODE]
+    assert named.record == f"pass 1 issue:{entry.key}" and "(pass.decided)" in named.message
+    assert "state 'accepted' (the trail: 'rejected')" in named.message
