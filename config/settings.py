@@ -182,6 +182,8 @@ SIGNING_KEY_PATH = env_str("SIGNING_KEY_PATH", str(VAR_DIR / "signing" / "ed2551
 SIGNING_PUBLIC_KEYS_DIR = env_str("SIGNING_PUBLIC_KEYS_DIR", "")
 # The audit key (reviews/audit_keys.py) signs every audit event; a file beside the result key, never in the database.
 AUDIT_KEY_PATH = env_str("AUDIT_KEY_PATH", str(Path(SIGNING_KEY_PATH).parent / "audit-ed25519.pem"))
+# The seal of the history written before signatures (reviews/audit_seal.py); empty: audit-seal.json beside the audit key.
+AUDIT_SEAL_PATH = env_str("AUDIT_SEAL_PATH", "")
 
 # Uploads: reports are UTF-8 text, 5 MB by default; bundles may be larger.
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 5 * 1024 * 1024)

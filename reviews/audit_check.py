@@ -6,13 +6,14 @@ Four things, each naming the event it is about:
   sequence unbroken from 1, the salted form required after the chain's first salted event, and the
   trail's end equal to the head the run row records. The first break ends the check (what follows it
   cannot be read as linked);
-- the signatures: every event after the chain's first signed one signed by a published audit key
-  (reviews/audit_keys.py). The app's database role can insert a correctly chained event and move the
-  head, but not sign it. Events before the first signed one were written before signatures: unsigned
-  history, counted, not failures;
+- the signatures: every event signed by a published audit key (reviews/audit_keys.py), but unsigned
+  history: with a seal (reviews/audit_seal.py), the events at or below the chain's sealed head; without
+  one, the events before the chain's first signed one. The app's database role can insert a correctly
+  chained event and move the head, but not sign it;
 - the heads recorded elsewhere: a final run's stored attestation (and whatever else an app above
-  registers with `on_recorded_heads`) names the chain head it saw; a trail cut below it, with the run
-  row's head moved back to match, is named against it.
+  registers with `on_recorded_heads`) and the seal name the chain head they saw; a trail cut below it,
+  with the run row's head moved back to match, is named against it. With a seal, a final run without
+  an attestation must be one the seal lists as carrying none.
 
 Signatures and recorded heads name every event that fails, not only the first.
 """
@@ -25,6 +26,7 @@ import rfc8785
 
 from .audit_form import GENESIS, chain_payload, event_hash
 from .audit_keys import published_audit_keys, verifies
+from .audit_seal import Seal, chain_label, load_seal
 from .models import AuditEvent, Run
 
 # Apps above reviews (results: the attestation's head) register what heads they recorded of a run's
@@ -81,6 +83,8 @@ def _chain(run: Run | None):
 @dataclass
 class _Signatures:
     keys: list
+    seal: Seal | None = None
+    sealed_head: int | None = None  # the chain's head the seal records (None: the seal names no such chain)
     signed: int = 0
     first_signed: int | None = None
     unsigned_history: int = 0
@@ -96,6 +100,16 @@ class _Signatures:
             elif not verifies(self.keys, event.hash, event.signature):
                 self.failures.append(Problem(event.seq, event.pk, "signature does not verify against any published "
                                                                   "audit key (forged, or copied from another event)"))
+        elif self.seal is not None:
+            if self.seal.problem:
+                self.failures.append(Problem(event.seq, event.pk, f"unsigned, and the audit seal does not hold: "
+                                                                  f"{self.seal.problem}"))
+            elif self.sealed_head is not None and event.seq <= self.sealed_head:
+                self.unsigned_history = event.seq
+            else:
+                where = (f"above the chain's sealed head #{self.sealed_head}" if self.sealed_head is not None
+                         else "in a chain the audit seal records no history of")
+                self.failures.append(Problem(event.seq, event.pk, f"unsigned event {where}: not written by the app"))
         elif self.first_signed is not None:
             self.failures.append(Problem(event.seq, event.pk, f"unsigned event after the chain's first signed event "
                                                               f"#{self.first_signed}: not written by the app"))
@@ -106,8 +120,14 @@ class _Signatures:
 def verify_chain(run: Run | None) -> ChainCheck:
     """Recompute the chain from its first event, compare its end with the run's chain head, check every
     signature and the heads recorded of it; name the first broken event, and each failing one."""
-    signatures = _Signatures([key.public_key for key in published_audit_keys()])
-    recorded = [head for provider in _recorded_heads for head in provider(run)] if run is not None else []
+    seal = load_seal()
+    sealed = seal.heads.get(chain_label(run)) if seal is not None else None
+    signatures = _Signatures([key.public_key for key in published_audit_keys()], seal,
+                             sealed[0] if sealed is not None else None)
+    recorded = recorded_heads(run) if run is not None else []
+    unattested = _unattested(run, seal, recorded)
+    if sealed is not None:
+        recorded.append(("the audit seal", *sealed))
     wanted = {seq for _what, seq, _hash in recorded}
     seen: dict[int, AuditEvent] = {}
     prev_hash, count, salted = GENESIS, 0, None
@@ -126,13 +146,27 @@ def verify_chain(run: Run | None) -> ChainCheck:
         if cut is not None:
             return ChainCheck(False, count, *cut, signatures.signed, signatures.unsigned_history,
                               tuple(signatures.failures))
-    heads = tuple(_against_recorded(recorded, seen, count))
+    heads = (*_against_recorded(recorded, seen, count), *unattested)
     problems = sorted([*signatures.failures, *heads], key=lambda p: p.seq)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return ChainCheck(False, count, problems[0].seq, problems[0].event_id, problems[0].reason + more,
                           signatures.signed, signatures.unsigned_history, tuple(signatures.failures), heads)
     return ChainCheck(True, count, signed=signatures.signed, unsigned_history=signatures.unsigned_history)
+
+
+def recorded_heads(run: Run) -> list[tuple[str, int, str]]:
+    """The chain heads of `run` recorded outside its trail (a final run's attestation): (what, seq, hash)."""
+    return [head for provider in _recorded_heads for head in provider(run)]
+
+
+def _unattested(run: Run | None, seal: Seal | None, recorded: list) -> tuple[Problem, ...]:
+    """A final run with no attestation that the seal does not list as having carried none (sealed history only)."""
+    if (run is None or seal is None or seal.problem or recorded or run.status != Run.Status.FINAL
+            or run.run_id in seal.unattested_final):
+        return ()
+    return (Problem(run.audit_head_seq, None, "final run without a stored attestation, and the audit seal does not "
+                                               "list it among the final runs that carried none: it was removed"),)
 
 
 def _link(event: AuditEvent, count: int, prev_hash: str, salted: int | None) -> str:

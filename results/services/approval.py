@@ -6,6 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from reconcile import approval_rules, dispositions
+from reconcile.trail_replay import trail_blockers
 from reconcile.blockers import run_standing
 from records.services import current_versions, run_manifest
 from records.models import MemberVersion
@@ -73,8 +74,10 @@ def approve_run(*, run: Run, note: str, actor: Actor) -> Approval:
         locked = _lock_unless_final(run)
         versions = list(current_versions(locked, content=True))
         standing = run_standing(locked, versions)
-        if standing.blockers:
-            raise ApprovalBlocked([b.message for b in standing.blockers], standing.blockers)
+        # The decisions as the signed trail says them (DESIGN §8): a row changed behind the services is named.
+        blockers = [*trail_blockers(locked), *standing.blockers]
+        if blockers:
+            raise ApprovalBlocked([b.message for b in blockers], blockers)
         manifest, digest = run_manifest(versions, rehash=True)  # from the stored bytes, hashed now
         stale = approval_rules.stored_bytes_blockers(standing.parts.facts, digest)
         if stale:

@@ -14,6 +14,7 @@ from reconcile import approval_rules
 from reconcile.blockers import run_standing
 from reconcile.models import CanonicalRecord, Mapping
 from reconcile.services import SEEDING_ROLES
+from reconcile.trail_replay import trail_blockers
 from records import manifests as archives
 from records import parsed as parse_cache
 from records.services import current_versions, judge_member_set, member_name, quotations
@@ -56,7 +57,8 @@ def finalize_run(*, run: Run, actor: Actor) -> Result | None:
     try:
         if approval is None:
             raise FinalizationRefused("no current approval for this run")
-        rendered = render_approved(locked, approval)
+        # The decisions as the signed trail says them (DESIGN §8): a row changed behind the services fails the run.
+        rendered = render_approved(locked, approval, trail=trail_blockers(locked))
         key = load_signing_key()
     except SigningKeyError as error:
         _fail(run, reason=f"the result cannot be signed: {error}", actor=actor)
@@ -190,7 +192,9 @@ class Rendered:
     warnings: int
 
 
-def render_approved(run: Run, approval: Approval) -> Rendered:
+def render_approved(run: Run, approval: Approval, trail: list | tuple = ()) -> Rendered:
+    """The result of `run` as `approval` signed it off; FinalizationRefused naming what stops it, `trail`
+    included (the rows that differ from the signed trail's replay: `reconcile.trail_replay.trail_blockers`)."""
     members = _verified_members(run, approval)
     canonical = list(CanonicalRecord.objects.filter(run=run).order_by("kind", "number", "canonical_id"))
     mappings = list(Mapping.objects.filter(run=run).order_by("source", "id"))
@@ -214,8 +218,13 @@ def render_approved(run: Run, approval: Approval) -> Rendered:
     checked_here = approval_rules.codes_of(approval_rules.run_status, approval_rules.no_members,
                                            approval_rules.validation)
     late = [b for b in standing.blockers if b.code not in checked_here]
-    if late:
-        raise FinalizationRefused("the decisions no longer support approval: " + "; ".join(b.message for b in late[:3]))
+    if late or trail:
+        reasons = [f"the decisions no longer support approval: {'; '.join(b.message for b in late[:3])}"] if late else []
+        if trail:
+            reasons.append("the decisions differ from the signed audit trail: "
+                           + " ".join(b.message for b in trail[:3])
+                           + (f" (and {len(trail) - 3} more)" if len(trail) > 3 else ""))
+        raise FinalizationRefused("; ".join(reasons))
     data = gather_result_input(
         run=run, approval=approval, members=members, canonical=canonical, mappings=mappings, warnings=warnings,
         standing=standing,

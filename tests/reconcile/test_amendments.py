@@ -16,8 +16,10 @@ from records.parsing import parse_report
 from reviews.audit import Actor, verify_chain
 from reviews.models import AuditEvent, Run
 from tests.reconcile.factories import CHEATSHEET, INSTINCTUAL, REVIEWER, WORKER, upload, upload_file
+from reviews.actions import Action
 from tests.results.test_approval import (
     CHEATSHEET_FIELDS,
+    audit_decision,
     corpus_files,
     mark_validated,
     reconcile_rows,
@@ -325,6 +327,8 @@ def test_the_result_states_each_decision_and_carries_rejected_and_carried_ones_i
     rows = current(corpus_ready_run)
     AmendmentDecision.objects.filter(pk=rows[0].pk).update(state="rejected", rationale="not what the code does")
     AmendmentDecision.objects.filter(pk=rows[1].pk).update(state="carried", rationale="left for the next run")
+    audit_decision(corpus_ready_run, rows[0], Action.AMENDMENT_REJECTED)
+    audit_decision(corpus_ready_run, rows[1], Action.AMENDMENT_CARRIED)
     with django_capture_on_commit_callbacks(execute=False):
         approve_run(run=corpus_ready_run, note="Read every amendment.", actor=REVIEWER)
     result = finalize_run(run=corpus_ready_run, actor=WORKER)

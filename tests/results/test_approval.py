@@ -15,7 +15,9 @@ from reconcile.models import AmendmentDecision, CanonicalRecord, IssueDecision, 
 from reconcile.services import amendment_sha256
 from records.models import Finding, IntegrationIssue, MemberReport, MemberVersion, ValidationReport
 from records.parsing import parse_report
-from reviews.audit import Actor, verify_chain
+from reconcile.services.snapshots import amendment_snapshot, issue_snapshot, mapping_snapshot
+from reviews.actions import Action
+from reviews.audit import Actor, record_event, verify_chain
 from reviews.models import AuditEvent, Run
 from tests.conftest import CORPUS
 
@@ -86,18 +88,19 @@ def reconcile_rows(run: Run, versions: list[MemberVersion], *, decided: bool = T
             kind = declaration.kind
             last[kind] = last.get(kind, 0) + 1
             target = f"{kind}-{last[kind]}"
-            Mapping.objects.create(
+            mapping = Mapping.objects.create(
                 run=run, source=declaration.record_id, relation=Mapping.Relation.NEW, target=target,
                 origin=Mapping.Origin.SUGGESTED, proposed_by="app", state=state,
                 rationale="a record of its own" if decided else "", decided_by="user:reviewer-1" if decided else "",
             )
+            _decided_as_audited(run, "mapping", mapping, decided)
             if decided:
                 CanonicalRecord.objects.create(
                     run=run, canonical_id=target, kind=kind, number=last[kind], label=declaration.label,
                     text=declaration.body, origin=CanonicalRecord.Origin.MAPPING, source_record_id=declaration.record_id,
                 )
         for index, paragraph in enumerate(report.amendments, start=1):
-            AmendmentDecision.objects.create(
+            amendment = AmendmentDecision.objects.create(
                 run=run, member_version=version, index=index, kind=paragraph.kind, text=paragraph.text,
                 line=paragraph.line, references=list(paragraph.references),
                 content_sha256=amendment_sha256(paragraph.kind, paragraph.text),
@@ -105,17 +108,40 @@ def reconcile_rows(run: Run, versions: list[MemberVersion], *, decided: bool = T
                 rationale="read against both records" if decided else "",
                 decided_by="user:reviewer-1" if decided else "",
             )
+            _decided_as_audited(run, "amendment_decision", amendment, decided)
         for issue in report.integration_issues:
             row = IntegrationIssue.objects.create(
                 run=run, member_version=version, index=issue.index, text=issue.text,
                 references=list(issue.references), line=issue.line,
                 content_sha256=hashlib.sha256(issue.text.encode()).hexdigest(),
             )
-            IssueDecision.objects.create(
+            decision = IssueDecision.objects.create(
                 run=run, issue=row, state=IssueDecision.State.ACCEPTED if decided else IssueDecision.State.PROPOSED,
                 rationale="checked against the runtime routes" if decided else "",
                 decided_by="user:reviewer-1" if decided else "",
             )
+            _decided_as_audited(run, "issue_decision", decision, decided)
+
+
+# The event a reviewer's acceptance writes of each kind of row (reconcile.services.decisions): approval
+# and finalization replay the decisions from the signed trail (DESIGN §8), so a decided row needs its event.
+_ACCEPTED = {"mapping": (Action.MAPPING_ACCEPTED, mapping_snapshot),
+             "issue_decision": (Action.ISSUE_ACCEPTED, issue_snapshot),
+             "amendment_decision": (Action.AMENDMENT_ACCEPTED, amendment_snapshot)}
+
+
+def _decided_as_audited(run: Run, object_type: str, row, decided: bool) -> None:
+    if decided:
+        audit_decision(run, row, _ACCEPTED[object_type][0])
+
+
+def audit_decision(run: Run, row, action: Action) -> None:
+    """The event the decision service writes when it leaves `row` as it is now (a test that sets a row's
+    decision directly writes it too: approval reads the decisions from the trail)."""
+    object_type = {Mapping: "mapping", IssueDecision: "issue_decision", AmendmentDecision: "amendment_decision"}[type(row)]
+    row.refresh_from_db()
+    record_event(run=run, actor=REVIEWER, action=action, object_type=object_type, object_id=row.pk,
+                 after=_ACCEPTED[object_type][1](row))
 
 
 def corpus_files(folder: Path) -> dict[str, bytes]:

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from reviews.audit import verify_chain
+from reviews.audit_seal import load_seal, seal_path
 from reviews.models import Run
 
 RUNLESS = "(no run: tokens)"
@@ -10,7 +11,8 @@ class Command(BaseCommand):
     help = ("Recompute audit chains and name the first broken event, each event unsigned or wrongly signed "
             "by the audit key, and each chain head a final run's attestation records that the trail no longer "
             "holds. With RUN_ID, that run's chain; without, every run's chain and the chain of events without "
-            "a run. Exits 1 when any is broken.")
+            "a run; and whether the history written before signatures is sealed (reviews.audit_seal). Exits 1 when any "
+            "is broken.")
 
     # Needs the database, not SECRET_KEY: no system checks, so it runs without one (issue 24 item 8).
     requires_system_checks: list = []
@@ -39,6 +41,15 @@ class Command(BaseCommand):
                 f"BROKEN {label} at event #{check.broken_seq} (id {check.broken_event_id}): {check.reason}")
             for problem in (*check.signature_failures, *check.head_failures):
                 self.stdout.write(f"  event #{problem.seq} (id {problem.event_id}): {problem.reason}")
+        seal = load_seal()  # whether unsigned history is sealed: a note on stderr, a broken seal a failure
+        if seal is None:
+            self.stderr.write(f"NOTE: history is unsealed (no seal at {seal_path()}): unsigned events count as history up "
+                              "to each chain's first signed one; `manage.py audit_key seal` records the heads")
+        elif seal.problem:
+            broken += 1
+            self.stdout.write(f"BROKEN seal: {seal.problem}")
+        else:
+            self.stderr.write(f"NOTE: history sealed at {seal.sealed_at} by audit key {seal.keyid} ({len(seal.heads)} chains)")
         if broken:
             raise CommandError(f"{broken} of {len(chains)} audit chain{'s' if len(chains) != 1 else ''} broken",
                                returncode=1)
